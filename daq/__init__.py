@@ -1,0 +1,1 @@
+"""Acquisition service: ring buffer, trigger, capture files, MQTT publication, config, CLI."""
