@@ -3,6 +3,17 @@
 Usable offline on arrays: this package never imports daq or drivers.
 """
 
+from ._differentiate import (
+    contiguous_segments,
+    decimate_mean,
+    holoborodko_first,
+    holoborodko_first_coefficients,
+    holoborodko_second,
+    holoborodko_second_coefficients,
+)
+from ._grey_box import identify_grey_box, simulate_capture
+from ._measurement import Measurement
+from ._methods import METHODS, identify
 from ._model import (
     RIG_LAYOUT,
     acceleration,
@@ -14,10 +25,16 @@ from ._model import (
     simulate_rk4,
     total_energy,
 )
+from ._release import Release, find_release
+from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
 from ._rig import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, RigParams
 
 __all__ = [
-    "PARAM_NAMES", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams", "RigParams",
-    "acceleration", "friction", "friction_torque", "inverse_dynamics", "simulate",
-    "simulate_angles_rk4", "simulate_rk4", "total_energy",
+    "METHODS", "PARAM_NAMES", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams",
+    "IdentificationResult", "Measurement", "ParameterEstimate", "Release", "RigParams",
+    "acceleration", "contiguous_segments", "decimate_mean", "find_release", "fit_percent",
+    "friction", "friction_torque", "holoborodko_first", "holoborodko_first_coefficients",
+    "holoborodko_second", "holoborodko_second_coefficients", "identify", "identify_grey_box",
+    "inverse_dynamics", "normalized_compute_time", "simulate", "simulate_angles_rk4",
+    "simulate_capture", "simulate_rk4", "total_energy",
 ]

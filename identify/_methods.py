@@ -1,0 +1,29 @@
+"""Identification methods by name, as `hilrig identify --method NAME` selects them."""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from ._grey_box import METHOD as GREY_BOX, identify_grey_box
+from ._measurement import Measurement
+from ._result import IdentificationResult
+
+
+class Method(Protocol):
+    def __call__(self, m: Measurement, progress: Callable[[float, str], None] | None = None
+                 ) -> IdentificationResult: ...
+
+
+METHODS: dict[str, Method] = {GREY_BOX: identify_grey_box}
+DEFAULT_METHOD = GREY_BOX
+
+
+def identify(m: Measurement, method: str = DEFAULT_METHOD,
+             progress: Callable[[float, str], None] | None = None) -> IdentificationResult:
+    """Run the named method on a measurement."""
+    try:
+        fn = METHODS[method]
+    except KeyError:
+        raise ValueError(f"unknown identification method {method!r}; "
+                         f"choose from {', '.join(sorted(METHODS))}") from None
+    return fn(m, progress=progress)
