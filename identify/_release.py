@@ -41,12 +41,16 @@ def find_release(m: Measurement, rest_min_s: float = 0.02) -> Release:
     j = int(np.argmax(np.abs(a0)))
     if abs(a0[j]) < 1e-9:
         return Release(at_rest=True, onset=onset, time_s=float(t[onset]), rest_angles=rest)
-    win = slice(max(0, onset - int(0.01 * m.rate_hz)), min(q.shape[0], onset + int(0.02 * m.rate_hz)))
+    # only samples that left the rest count: before that, rounding hides the motion
+    # and would bias the release late
+    win = slice(onset, min(q.shape[0], onset + int(0.02 * m.rate_hz)))
     tw, qw = t[win], q[win, j]
 
     def cost(tr: float) -> float:
-        pred = rest[j] + 0.5 * a0[j] * np.clip(tw - tr, 0.0, None) ** 2
-        return float(((pred - qw) ** 2).sum())
+        # the rest pose is known only to a count: its offset is fitted too (closed form)
+        shape = 0.5 * a0[j] * np.clip(tw - tr, 0.0, None) ** 2
+        offset = float(np.mean(qw - rest[j] - shape))
+        return float(((rest[j] + offset + shape - qw) ** 2).sum())
 
     lo = float(t[max(0, onset - int(0.03 * m.rate_hz) - 1)])
     res = minimize_scalar(cost, bounds=(lo, float(t[onset])), method="bounded",
