@@ -60,8 +60,7 @@ class SimConfig(_Section):
 
 
 class IdentifyConfig(_Section):
-    method: str = Field("regression-oe", description="identification method")
-    decimate_to_hz: float = Field(1000.0, gt=0, description="rate after decimation")
+    method: str = Field("grey-box", description="identification method run on each capture")
 
 
 class Settings(BaseSettings):

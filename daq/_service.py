@@ -1,0 +1,241 @@
+"""The acquisition service: source -> ring buffer -> trigger -> capture file -> identify -> MQTT.
+
+Acquisition is one loop over the source's blocks; everything slow (file writing,
+identification, publishing) runs beside it, so it never stalls the stream:
+identification in a worker process, publication in one task that owns the MQTT
+connection and drains a queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from drivers import SimulatedRig, Source
+from identify import IdentificationResult
+
+from ._capture_file import Capture, TriggerInfo, write_capture_h5
+from ._config import Settings
+from ._mqtt import Publisher
+from ._ring import RingBuffer
+from ._trigger import FreeDecayTrigger, Settled, Triggered
+from ._version import SOFTWARE_VERSION
+from ._worker import identification_pool, identify_file
+
+log = logging.getLogger("hilrig.service")
+
+
+def new_capture_id() -> str:
+    """Sortable and unique: UTC time plus random suffix."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def _utc() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class CaptureOutcome:
+    capture_id: str
+    path: Path
+    summary: dict[str, Any]
+    result: IdentificationResult | None = None
+    error: str | None = None
+    published: bool | None = None
+
+
+@dataclass
+class _Pending:
+    capture_id: str
+    start: int
+    trigger: Triggered
+    started_utc: str
+
+
+@dataclass
+class ServiceReport:
+    outcomes: list[CaptureOutcome] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[CaptureOutcome]:
+        return [o for o in self.outcomes if o.error]
+
+
+class RigService:
+    """Runs acquisition on one source until `captures` captures are identified (or forever)."""
+
+    def __init__(self, settings: Settings, source: Source, publisher: Publisher | None, *,
+                 captures: int | None = None, method: str | None = None,
+                 on_event: Callable[[str], None] | None = None) -> None:
+        self.settings = settings
+        self.source = source
+        self.publisher = publisher
+        self.captures = captures
+        self.method = method or settings.identify.method
+        self.on_event = on_event or (lambda text: None)
+        rate = source.info.sample_rate_hz
+        self.ring = RingBuffer.from_seconds(settings.ring.seconds, rate)
+        self.trigger = FreeDecayTrigger(settings.trigger, rate)
+        self.directory = Path(settings.storage.directory)
+        self.report = ServiceReport()
+        self._queue: asyncio.Queue[Callable[[Publisher], Awaitable[Any]] | None] = asyncio.Queue()
+
+    # -- publication: one task owns the connection; acquisition only enqueues --------------
+    def _publish(self, job: Callable[[Publisher], Awaitable[Any]]) -> None:
+        if self.publisher is not None:
+            self._queue.put_nowait(job)
+
+    async def _publisher_task(self) -> None:
+        while (job := await self._queue.get()) is not None:
+            try:
+                await job(self.publisher)  # type: ignore[arg-type]
+            except Exception:  # a consumer must never crash acquisition
+                log.exception("publication failed")
+
+    # -- the capture pipeline beside acquisition -------------------------------------------
+    async def _finish(self, pool: Any, capture: Capture) -> None:
+        path = self.directory / f"{capture.capture_id}.h5"
+        summary = capture_summary(capture, path)
+        outcome = CaptureOutcome(capture.capture_id, path, summary)
+        self.report.outcomes.append(outcome)
+        try:
+            await asyncio.to_thread(write_capture_h5, path, capture)
+        except Exception as exc:  # noqa: BLE001 - reported, acquisition goes on
+            outcome.error = f"{path}: capture file not written: {exc}"
+            log.error(outcome.error)
+            self.on_event(f"capture {capture.capture_id}: ERROR {outcome.error}")
+            return
+        self.on_event(
+            f"capture {capture.capture_id}: {summary['duration_s']:.1f} s, {summary['samples']} "
+            f"samples, {summary['lost_samples']} lost, end: {summary['end_reason']} -> {path}")
+        self._publish(lambda p: p.publish_capture(capture.capture_id, summary))
+        loop = asyncio.get_running_loop()
+        try:
+            text = await loop.run_in_executor(pool, identify_file, str(path), self.method)
+            result = IdentificationResult.model_validate_json(text)
+        except Exception as exc:  # noqa: BLE001
+            outcome.error = f"{path}: identification failed: {exc}"
+            log.error(outcome.error)
+            self.on_event(f"capture {capture.capture_id}: ERROR {outcome.error}")
+            return
+        outcome.result = result
+        self.on_event(result_line(result))
+        topic = f"hilrig/{self.settings.mqtt.rig_id}/result/{capture.capture_id}/{result.method}"
+
+        async def publish(p: Publisher) -> None:
+            ok = await p.publish_result(capture.capture_id, result.method, result)
+            outcome.published = ok
+            self.on_event(f"{'published' if ok else 'NOT published (broker did not ack)'} {topic}")
+
+        self._publish(publish)
+
+    def _take_capture(self, pending: _Pending, settled: Settled) -> Capture:
+        start = max(pending.start, self.ring.oldest_index)
+        idx, counts = self.ring.window(start, settled.end_index)
+        self.ring.release()
+        trig = TriggerInfo(trigger_index=pending.trigger.trigger_index,
+                           onset_index=pending.trigger.onset_index, start_index=start,
+                           end_index=settled.end_index, end_reason=settled.reason,
+                           started_utc=pending.started_utc)
+        info = self.source.info
+        return Capture(capture_id=pending.capture_id, sample_index=idx.copy(),
+                       counts=counts.copy(), sample_rate_hz=info.sample_rate_hz,
+                       counts_per_rev=info.counts_per_rev, rig=self.settings.rig, source=info,
+                       trigger=trig, software_version=SOFTWARE_VERSION)
+
+    async def run(self) -> ServiceReport:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        publisher_task = asyncio.create_task(self._publisher_task())
+        self._publish(lambda p: p.publish_status("idle", source=self.source.info))
+        finishing: set[asyncio.Task[None]] = set()
+        pending: _Pending | None = None
+        settled_count = 0
+        pool = identification_pool()
+        try:
+            async with self.source:
+                async for block in self.source.blocks():
+                    self.ring.write(block)
+                    for ev in self.trigger.process(block):
+                        if isinstance(ev, Triggered):
+                            pending = _Pending(new_capture_id(),
+                                               max(ev.capture_start, self.ring.oldest_index),
+                                               ev, _utc())
+                            self.ring.retain_from(pending.start)
+                            self.on_event(f"capture {pending.capture_id}: release detected")
+                            self._publish(lambda p: p.publish_status("capturing"))
+                        elif isinstance(ev, Settled) and pending is not None:
+                            capture = self._take_capture(pending, ev)
+                            pending = None
+                            settled_count += 1
+                            task = asyncio.create_task(self._finish(pool, capture))
+                            finishing.add(task)
+                            task.add_done_callback(finishing.discard)
+                            self._publish(lambda p: p.publish_status("idle"))
+                            self.trigger.arm()
+                            if self.captures is None or settled_count < self.captures:
+                                self._rearm_source()
+                    if self.captures is not None and settled_count >= self.captures:
+                        break
+            if finishing:
+                await asyncio.gather(*finishing)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+            self._queue.put_nowait(None)
+            await publisher_task
+        return self.report
+
+    def _rearm_source(self) -> None:
+        """The simulated rig is put back at its pose and released again (an operator would)."""
+        if isinstance(self.source, SimulatedRig):
+            self.source.hold(self.settings.sim.pose_deg, release_in_s=self.settings.sim.hold_s)
+
+
+def capture_summary(capture: Capture, path: Path) -> dict[str, Any]:
+    idx = capture.sample_index
+    expected = int(idx[-1] - idx[0] + 1)
+    trig = capture.trigger
+    rate = capture.sample_rate_hz
+    return {
+        "capture_id": capture.capture_id,
+        "file": os.fspath(path),
+        "samples": int(idx.size),
+        "lost_samples": expected - int(idx.size),
+        "gaps": len(capture.gaps()),
+        "duration_s": capture.duration_s,
+        "sample_rate_hz": rate,
+        "start_index": int(idx[0]),
+        "end_index": int(idx[-1]) + 1,
+        "trigger_index": trig.trigger_index,
+        "onset_index": trig.onset_index,
+        "pre_trigger_s": (None if trig.onset_index is None
+                          else (trig.onset_index - int(idx[0])) / rate),
+        "end_reason": trig.end_reason,
+        "started_utc": trig.started_utc,
+        "source": capture.source.identity,
+        "max_abs_counts": np.abs(capture.counts).max(axis=0).tolist()
+        if capture.counts is not None else None,
+    }
+
+
+def result_line(result: IdentificationResult) -> str:
+    p = result.parameters
+
+    def show(name: str) -> str:
+        e = p[name]
+        if e.value is None:
+            return f"{name}=n/i"
+        return f"{name}={e.value:.4g}"
+
+    return (f"result {result.capture_id} {result.method}: fit arm {result.fit_percent['arm']:.4f} % "
+            f"pendulum {result.fit_percent['pendulum']:.4f} %, "
+            + ", ".join(show(n) for n in ("mu_d0", "mu_v0", "mu_d1", "mu_v1"))
+            + f" ({result.compute_seconds:.2f} s)")

@@ -1,0 +1,289 @@
+"""The `hilrig` command: simulate, identify, export, run the service, monitor it.
+
+Usage errors and bad input exit with status 2 and one line naming the problem;
+failures while running exit with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from identify import METHODS, PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, identify
+from identify._methods import DEFAULT_METHOD
+
+from ._capture_file import (
+    Capture,
+    CaptureFileError,
+    TriggerInfo,
+    read_capture,
+    write_capture_csv,
+    write_capture_h5,
+)
+from ._config import ConfigError, Settings, load_settings
+from ._convert import measurement_from_capture
+from ._progress import ProgressBar
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """Bad arguments or input: one line, exit status 2."""
+
+
+def _friction_arg(text: str) -> FrictionParams:
+    """A JSON object with any of the ten names (or an IdentificationResult's parameters)."""
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--friction: cannot read {text[1:]}: {exc.strerror}") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--friction: not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if isinstance(obj, dict) and isinstance(obj.get("parameters"), dict):
+        obj = obj["parameters"]  # a whole IdentificationResult
+    if not isinstance(obj, dict):
+        raise UsageError("--friction: expected a JSON object of friction parameters")
+    unknown = sorted(set(obj) - set(PARAM_NAMES))
+    if unknown:
+        raise UsageError(f"--friction: unknown parameter {unknown[0]!r}; "
+                         f"names are {', '.join(PARAM_NAMES)}")
+    values = TABLE_III_TRUTH.model_dump()
+    for name, v in obj.items():
+        if isinstance(v, dict):  # {"value": x, ...} from a result; fall back to the assumed value
+            v = v.get("value") if v.get("value") is not None else v.get("assumed")
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise UsageError(f"--friction: {name} must be a finite number, got {v!r}")
+        values[name] = float(v)
+    try:
+        return FrictionParams(**values)
+    except ValueError as exc:
+        raise UsageError(f"--friction: {str(exc).splitlines()[-1].strip()}") from None
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(args.config)
+
+
+# -- simulate -----------------------------------------------------------------------------
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from drivers import SimulatedRig
+
+    settings = _settings(args)
+    out = Path(args.out)
+    if out.suffix.lower() not in (".h5", ".hdf5", ".csv"):
+        raise UsageError(f"--out {out}: the file must end in .h5 or .csv")
+    if not args.duration > 0:
+        raise UsageError(f"--duration must be positive, got {args.duration}")
+    if args.rest < 0:
+        raise UsageError(f"--rest must be >= 0, got {args.rest}")
+    rig = settings.rig.model_copy(update={"tilt_deg": args.tilt}) if args.tilt is not None \
+        else settings.rig
+    if not 0 <= rig.tilt_deg < 90:
+        raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
+    friction = _friction_arg(args.friction) if args.friction else settings.sim.friction
+    rate = settings.sample_rate_hz
+    src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
+                       rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
+                       hold_s=args.rest)
+    total = int(round(args.rest * rate)) + int(round(args.duration * rate)) + 1
+    bar = ProgressBar("simulate")
+    chunks = []
+    done = 0
+    while done < total:
+        n = min(10_000, total - done)
+        chunks.append(src.read(n).counts)
+        done += n
+        bar(done / total, f"{done / rate:.1f} s")
+    bar.close()
+    counts = np.concatenate(chunks)
+    capture = Capture(
+        capture_id=out.stem, sample_index=np.arange(total, dtype=np.int64), counts=counts,
+        sample_rate_hz=rate, counts_per_rev=src.info.counts_per_rev, rig=rig, source=src.info,
+        trigger=TriggerInfo(onset_index=src.release_index, start_index=0, end_index=total,
+                            end_reason="duration"))
+    writer = write_capture_csv if out.suffix.lower() == ".csv" else write_capture_h5
+    writer(out, capture, overwrite=args.force)
+    print(f"wrote {out}: {total} samples, {args.duration:g} s after release from "
+          f"({args.theta0:g}, {args.theta1:g}) deg, tilt {rig.tilt_deg:g} deg")
+    return 0
+
+
+# -- identify -----------------------------------------------------------------------------
+def _load_measurement(path: str, tilt: float | None):
+    capture = read_capture(path)
+    rig = capture.rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else capture.rig
+    if not 0 <= rig.tilt_deg < 90:
+        raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
+    return measurement_from_capture(capture, rig)
+
+
+def cmd_identify(args: argparse.Namespace) -> int:
+    m = _load_measurement(args.file, args.tilt)
+    bar = ProgressBar(f"identify {args.method}")
+    try:
+        result = identify(m, method=args.method, progress=bar)
+    finally:
+        bar.close()
+    if args.json:
+        print(result.to_json(indent=2))
+    else:
+        print(format_result(result))
+    return 0
+
+
+def format_result(result: Any) -> str:
+    lines = [f"method {result.method}, capture {result.capture_id or '-'}, "
+             f"{result.capture_seconds:.2f} s at {result.sample_rate_hz:g} Hz, "
+             f"{result.lost_samples} samples lost",
+             f"{'parameter':<10} {'value':>12} {'95 % interval':>27}  note"]
+    for name, p in result.parameters.items():
+        val = "n/i" if p.value is None else f"{p.value:.5g}"
+        ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
+        lines.append(f"{name:<10} {val:>12} {ci:>27}  {p.note}")
+    lines.append(f"goodness of fit (seed 000 eq. 53): arm {result.fit_percent['arm']:.4f} %, "
+                 f"pendulum {result.fit_percent['pendulum']:.4f} %")
+    lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
+                 f"{result.normalized_compute_time:.3g}")
+    return "\n".join(lines)
+
+
+# -- export -------------------------------------------------------------------------------
+def cmd_export(args: argparse.Namespace) -> int:
+    capture = read_capture(args.file)
+    out = Path(args.out)
+    if out.suffix.lower() == ".csv":
+        write_capture_csv(out, capture, overwrite=args.force)
+    elif out.suffix.lower() in (".h5", ".hdf5"):
+        write_capture_h5(out, capture, overwrite=args.force)
+    else:
+        raise UsageError(f"--out {out}: the file must end in .csv or .h5")
+    print(f"wrote {out}: {len(capture)} samples")
+    return 0
+
+
+# -- run ----------------------------------------------------------------------------------
+async def _run_service(settings: Settings, args: argparse.Namespace) -> int:
+    from drivers import SimulatedRig
+
+    from ._mqtt import Publisher, resolve_broker
+    from ._service import RigService
+
+    sim = settings.sim
+    source = SimulatedRig(rig=settings.rig, friction=sim.friction, pose_deg=sim.pose_deg,
+                          rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
+                          block_size=sim.block_size, paced=not args.unpaced, hold_s=sim.hold_s)
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    async with resolve_broker(settings.mqtt) as url:
+        say(f"hilrig: rig {settings.mqtt.rig_id}, source {source.info.identity}, broker {url}, "
+            f"topics hilrig/{settings.mqtt.rig_id}/#")
+        async with Publisher(settings.mqtt, url=url, source=source.info) as pub:
+            service = RigService(settings, source, pub, captures=args.captures,
+                                 method=args.method, on_event=say)
+            report = await service.run()
+    return 1 if report.failed else 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if not args.sim:
+        raise UsageError("run: choose a source: --sim (the serial bridge comes with --port)")
+    if args.captures is not None and args.captures < 1:
+        raise UsageError(f"--captures must be >= 1, got {args.captures}")
+    settings = _settings(args)
+    try:
+        return asyncio.run(_run_service(settings, args))
+    except KeyboardInterrupt:
+        return 130
+
+
+def cmd_monitor(args: argparse.Namespace) -> int:
+    from ._mqtt import monitor
+
+    settings = _settings(args)
+    try:
+        n = asyncio.run(monitor(settings.mqtt, url=args.url, max_messages=args.count,
+                                timeout_s=args.timeout))
+    except KeyboardInterrupt:
+        return 130
+    return 0 if n or args.count is None else 1
+
+
+# -- parser -------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hilrig", description=__doc__.splitlines()[0])
+    p.add_argument("--config", type=Path, help="TOML settings file (see deploy/hilrig.example.toml)")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("simulate", help="simulate a free decay of the rig into a capture file")
+    s.add_argument("--out", required=True, help="FILE.h5 or FILE.csv")
+    s.add_argument("--tilt", type=float, help="tilt of the arm axis, degrees (default: config, 10)")
+    s.add_argument("--theta0", type=float, default=0.0, help="arm release angle, degrees")
+    s.add_argument("--theta1", type=float, default=120.0, help="pendulum release angle, degrees")
+    s.add_argument("--duration", type=float, default=35.0, help="seconds after release")
+    s.add_argument("--rest", type=float, default=0.5, help="seconds held still before release")
+    s.add_argument("--friction", help="JSON object of friction parameters (or @file.json)")
+    s.add_argument("--force", action="store_true", help="overwrite an existing file")
+    s.set_defaults(func=cmd_simulate)
+
+    i = sub.add_parser("identify", help="identify the friction parameters of a capture file")
+    i.add_argument("file", help="capture FILE.h5 or FILE.csv (header t,theta0,theta1)")
+    i.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+    i.add_argument("--method", default=DEFAULT_METHOD, choices=sorted(METHODS))
+    i.add_argument("--json", action="store_true", help="print only the result as JSON")
+    i.set_defaults(func=cmd_identify)
+
+    e = sub.add_parser("export", help="convert a capture between HDF5 and CSV")
+    e.add_argument("file")
+    e.add_argument("--out", required=True)
+    e.add_argument("--force", action="store_true")
+    e.set_defaults(func=cmd_export)
+
+    r = sub.add_parser("run", help="run the acquisition service")
+    r.add_argument("--sim", action="store_true", help="use the simulated rig")
+    r.add_argument("--captures", type=int, help="stop after N identified captures")
+    r.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
+    r.add_argument("--method", default=None, choices=sorted(METHODS))
+    r.set_defaults(func=cmd_run)
+
+    mo = sub.add_parser("monitor", help="print what the service publishes")
+    mo.add_argument("--url", help="broker URL (default: config mqtt.url)")
+    mo.add_argument("--count", type=int, help="stop after N messages")
+    mo.add_argument("--timeout", type=float, help="stop after S seconds")
+    mo.set_defaults(func=cmd_monitor)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    for noisy in ("amqtt", "transitions", "numba"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        return args.func(args)
+    except (UsageError, ConfigError, CaptureFileError) as exc:
+        print(f"hilrig: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except FileExistsError as exc:
+        print(f"hilrig: error: {exc}; use --force to overwrite", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
