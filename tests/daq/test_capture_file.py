@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import h5py
@@ -103,7 +105,7 @@ def test_no_gaps_and_35_s_duration() -> None:
 def test_angles_are_counts_scaled_per_joint() -> None:
     cap = make_capture(n=10, gap=None, cpr=(40_000, 4_000))
     counts = np.array([[10_000, 1_000], [-20_000, 4_000]] + [[0, 0]] * 8, np.int32)
-    cap = Capture(**{**cap.__dict__, "counts": counts})
+    cap = replace(cap, counts=counts)
     assert cap.angles_rad.dtype == np.float64
     assert np.allclose(cap.angles_rad[:2], [[math.pi / 2, math.pi / 2], [-math.pi, 2 * math.pi]],
                        rtol=1e-15)
@@ -116,14 +118,14 @@ def test_angles_are_counts_scaled_per_joint() -> None:
     ({"counts": np.zeros((2999, 2), np.int32)}, "counts must be int32"),
     ({"sample_index": np.r_[np.arange(1500), np.arange(1499, 2999)]}, "increase strictly"),
     ({"sample_index": np.arange(3000, dtype=np.float64)}, "integer"),
+    ({"sample_index": np.arange(3000, dtype=np.uint64)}, "integer"),
     ({"sample_rate_hz": 0.0}, "sample_rate_hz"),
     ({"sample_rate_hz": math.nan}, "sample_rate_hz"),
     ({"counts_per_rev": (40_000, 0)}, "counts_per_rev"),
 ])
 def test_capture_rejects_inconsistent_data(change: dict, fragment: str) -> None:
-    fields = {**make_capture().__dict__, **change}
     with pytest.raises(ValueError, match=fragment):
-        Capture(**fields)
+        replace(make_capture(), **change)
 
 
 # ----------------------------------------------------------------------- HDF5 round trip
@@ -141,8 +143,7 @@ def test_h5_round_trip_keeps_every_field(tmp_path: Path) -> None:
 
 def test_h5_round_trip_of_an_imported_angle_capture(tmp_path: Path) -> None:
     src = make_capture()
-    cap = Capture(**{**src.__dict__, "counts": None,
-                     "imported_angles_rad": src.angles_rad + 1e-7})
+    cap = replace(src, counts=None, imported_angles_rad=src.angles_rad + 1e-7)
     back = read_capture_h5(write_capture_h5(tmp_path / "a.hdf5", cap))
     assert_same_capture(cap, back)
     with h5py.File(tmp_path / "a.hdf5") as f:
@@ -187,7 +188,7 @@ def test_realistic_size_35_s_at_10_khz(tmp_path: Path) -> None:
 def test_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     path = tmp_path / "c.h5"
     write_capture_h5(path, make_capture())
-    other = Capture(**{**make_capture().__dict__, "capture_id": "second"})
+    other = replace(make_capture(), capture_id="second")
     with pytest.raises(CaptureFileError, match="already exists"):
         write_capture_h5(path, other)
     assert read_capture(path).capture_id == "rig1-20250101T000000Z"
@@ -225,7 +226,7 @@ def test_failed_rename_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(os, "replace", no_replace)
     with pytest.raises(OSError, match="rename failed"):
-        write_capture_h5(path, Capture(**{**make_capture().__dict__, "capture_id": "x"}),
+        write_capture_h5(path, replace(make_capture(), capture_id="x"),
                          overwrite=True)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["c.h5"]
@@ -310,9 +311,10 @@ def test_csv_export_is_atomic_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         write_capture_csv(path, make_capture(n=50))
 
 
-@pytest.mark.parametrize("writer, name", [(write_capture_h5, "c.csv"), (write_capture_h5, "c"),
-                                          (write_capture_csv, "c.h5")])
-def test_writers_insist_on_a_readable_suffix(tmp_path: Path, writer, name: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("writer, name", [
+    (write_capture_h5, "c.csv"), (write_capture_h5, "c"), (write_capture_csv, "c.h5")])
+def test_writers_insist_on_a_readable_suffix(tmp_path: Path, writer: Callable[..., Path],
+                                             name: str) -> None:
     with pytest.raises(CaptureFileError, match="must end in"):
         writer(tmp_path / name, make_capture(n=20))
     assert os.listdir(tmp_path) == []
@@ -467,7 +469,8 @@ def test_hand_written_csv_is_tolerated(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rows, header, message", [
-    (_rows(), "0.0,0.1,0.2", r"line 2: missing header t,theta0,theta1 \(found data '0.0,0.1,0.2'\)"),
+    (_rows(), "0.0,0.1,0.2",
+     r"line 2: missing header t,theta0,theta1 \(found data '0.0,0.1,0.2'\)"),
     (_rows(), "time,a,b", r"line 2: header must be t,theta0,theta1, got 'time,a,b'"),
     ([r.rsplit(",", 1)[0] for r in _rows()], "t,theta0",
      r"line 2: header has 2 column\(s\) \(t,theta0\); both joints are required"),
@@ -495,6 +498,8 @@ def test_hand_written_csv_is_tolerated(tmp_path: Path) -> None:
      r"line 7: time step 0.00105 s is not a whole multiple of the median step 0.001 s"),
     (_rows()[:4] + ["0.0035,0.1,0.2"] + _rows()[5:], "t,theta0,theta1",
      r"line 7: time step 0.0005 s is not a whole multiple"),
+    (_rows()[:4] + ["0.00300001,0.1,0.2"] + _rows()[4:], "t,theta0,theta1",
+     r"line 7: time step 1e-08 s is not a whole multiple"),
     (_rows()[:4] + ["0.0045,0.1,0.2"] + _rows()[6:], "t,theta0,theta1",
      r"line 7: time step 0.0015 s is not a whole multiple"),
 ])
@@ -514,7 +519,8 @@ def test_bad_csv_names_file_line_and_problem(tmp_path: Path, rows: list[str], he
     (_csv(_rows()[:4] + ["0.004,0.@4,0"] + _rows()[5:]).encode().replace(b"@", b"\xff"),
      r"c\.csv: line 7: not UTF-8 text"),
     # a lone CR is not a line break: these 20 rows are one line
-    (b"t,theta0,theta1\n" + b"0,0,0\r" * 20, r"line 2: expected 3 columns \(t,theta0,theta1\), got 41"),
+    (b"t,theta0,theta1\n" + b"0,0,0\r" * 20,
+     r"line 2: expected 3 columns \(t,theta0,theta1\), got 41"),
 ])
 def test_bad_csv_bytes(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "c.csv"
@@ -550,7 +556,7 @@ def test_fallback_parser_reads_what_loadtxt_reads(tmp_path: Path) -> None:
 def test_csv_size_limits(tmp_path: Path) -> None:
     path = tmp_path / "c.csv"
     path.write_text(_csv(_rows(30)))
-    with pytest.raises(CaptureFileError, match=r"c\.csv: file is \d+ bytes, more than the limit of 100"):
+    with pytest.raises(CaptureFileError, match=r"c\.csv: file is \d+ bytes, more than the limit"):
         read_capture_csv(path, max_bytes=100)
     with pytest.raises(CaptureFileError, match=r"more than 20 data rows"):
         read_capture_csv(path, max_rows=20)
