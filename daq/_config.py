@@ -6,11 +6,16 @@ Every key has a documented default; deploy/hilrig.example.toml lists them all.
 from __future__ import annotations
 
 import tomllib
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from identify import TABLE_III_TRUTH, FrictionParams, RigParams
 
@@ -41,7 +46,9 @@ class TriggerConfig(_Section):
     still_band_counts: int = Field(
         2, ge=0, description="max peak-to-peak counts within the still window")
     hold_s: float = Field(1.0, gt=0, le=60, description="both joints still this long ends a capture")
-    max_duration_s: float = Field(120.0, gt=0, le=3600, description="hard end of a capture")
+    max_duration_s: float = Field(
+        110.0, gt=0, le=3600,
+        description="hard end of a capture; with pre_trigger_s it must fit in the ring")
 
 
 class RingConfig(_Section):
@@ -79,13 +86,44 @@ class Settings(BaseSettings):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     identify: IdentifyConfig = Field(default_factory=IdentifyConfig)
 
+    @model_validator(mode="after")
+    def _ring_holds_a_whole_capture(self) -> "Settings":
+        # the capture is cut from the ring when it ends: a longer one would lose its start
+        longest = self.trigger.pre_trigger_s + self.trigger.max_duration_s
+        if self.ring.seconds < longest + 1.0:
+            raise ValueError(f"ring.seconds ({self.ring.seconds:g}) must exceed "
+                             f"trigger.pre_trigger_s + trigger.max_duration_s + 1 s ({longest + 1:g})")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # explicit overrides, then HILRIG_* environment, then the TOML file, then defaults
+        return (init_settings, env_settings, _TomlSource(settings_cls))
+
+
+_TOML_DATA: ContextVar[dict[str, Any]] = ContextVar("hilrig_toml", default={})
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """The already-parsed TOML file of load_settings, as the lowest-priority source."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return _TOML_DATA.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_TOML_DATA.get())
+
 
 class ConfigError(ValueError):
     """A configuration problem, with a one-line message naming the file and the key."""
 
 
 def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
-    """Read a TOML file (if given), then HILRIG_* environment variables, then overrides."""
+    """Settings from defaults < TOML file < HILRIG_* environment variables < overrides."""
     data: dict[str, Any] = {}
     if path is not None:
         try:
@@ -94,11 +132,13 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
             raise ConfigError(f"{path}: config file not found") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    data.update(overrides)
+    token = _TOML_DATA.set(data)
     try:
-        return Settings(**data)
+        return Settings(**overrides)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
         raise ConfigError(f"{path or 'settings'}: {where}: {err['msg']}{more}") from None
+    finally:
+        _TOML_DATA.reset(token)

@@ -83,7 +83,7 @@ def identify_grey_box(m: Measurement, progress: Progress | None = None,
         if np.isfinite(jr.mu_v) and jr.mu_v > 0:
             start[base + 2] = jr.mu_v
     # any Fn_t well below Fn saturates tanh(4 Fn/Fn_t); 1/100 of the smaller Fn does
-    fn_t_assumed = min(float(m.rig.Fn0), float(m.rig.Fn1)) / 100.0  # type: ignore[arg-type]
+    fn_t_assumed = min(m.rig.fn0, m.rig.fn1) / 100.0
     start[list(FN_T)] = fn_t_assumed
     if rel.at_rest:
         init = InitialState(True, rel.time_s, rel.rest_angles, np.zeros(2), quantum)

@@ -50,5 +50,5 @@ def regression_estimate(d: Decimated, rig: RigParams, v_min: float = 0.05
     f = np.full_like(d.q, np.nan)
     if ok.any():
         f[ok] = inverse_dynamics(rig.as_array(), d.q[ok], d.v[ok], d.a[ok])
-    return (regress_joint(d.v[:, 0], f[:, 0], float(rig.Fn0), v_min),  # type: ignore[arg-type]
-            regress_joint(d.v[:, 1], f[:, 1], float(rig.Fn1), v_min))  # type: ignore[arg-type]
+    return (regress_joint(d.v[:, 0], f[:, 0], rig.fn0, v_min),
+            regress_joint(d.v[:, 1], f[:, 1], rig.fn1, v_min))

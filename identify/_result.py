@@ -93,4 +93,4 @@ def normalized_compute_time(compute_s: float, capture_s: float, rate_hz: float) 
 
 
 def rig_summary(rig: RigParams) -> dict[str, float]:
-    return {"tilt_deg": rig.tilt_deg, "Fn0": float(rig.Fn0), "Fn1": float(rig.Fn1)}  # type: ignore[arg-type]
+    return {"tilt_deg": rig.tilt_deg, "Fn0": rig.fn0, "Fn1": rig.fn1}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 G_ACCEL = 9.81
 
@@ -77,14 +77,17 @@ class RigParams(BaseModel):
     Fn0: float | None = Field(None, gt=0, description="arm joint normal force, N; default (m1+m2) g")
     Fn1: float | None = Field(None, gt=0, description="pendulum joint normal force, N; default m2 g")
 
-    @model_validator(mode="after")
-    def _fill_normal_forces(self) -> "RigParams":
-        # The seed leaves Fn open; model.md fixes it to the static load of each joint.
-        if self.Fn0 is None:
-            object.__setattr__(self, "Fn0", (self.m1 + self.m2) * self.g)
-        if self.Fn1 is None:
-            object.__setattr__(self, "Fn1", self.m2 * self.g)
-        return self
+    # The seed leaves Fn open; model.md fixes it to the static load of each joint. Derived
+    # on access, so a copy with other masses never keeps stale forces.
+    @property
+    def fn0(self) -> float:
+        """Arm joint normal force, N."""
+        return self.Fn0 if self.Fn0 is not None else (self.m1 + self.m2) * self.g
+
+    @property
+    def fn1(self) -> float:
+        """Pendulum joint normal force, N."""
+        return self.Fn1 if self.Fn1 is not None else self.m2 * self.g
 
     @property
     def tilt_rad(self) -> float:
@@ -94,6 +97,6 @@ class RigParams(BaseModel):
         """Packed vector for the compiled model: see identify._model.RIG_LAYOUT."""
         return np.array(
             [self.m1, self.m2, self.j1z, self.j2x, self.j2y, self.j2z, self.l1, self.l2,
-             self.L1, self.g, self.tilt_rad, self.Fn0, self.Fn1],
+             self.L1, self.g, self.tilt_rad, self.fn0, self.fn1],
             dtype=np.float64,
         )
