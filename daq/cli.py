@@ -213,6 +213,12 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     from ._mqtt import monitor
 
     settings = _settings(args)
+    if args.url is not None:
+        from ._broker import parse_mqtt_url
+        try:
+            parse_mqtt_url(args.url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
     try:
         n = asyncio.run(monitor(settings.mqtt, url=args.url, max_messages=args.count,
                                 timeout_s=args.timeout))
@@ -280,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError, CaptureFileError) as exc:
         print(f"hilrig: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except ConnectionError as exc:
+        print(f"hilrig: error: {exc}", file=sys.stderr)
+        return 1
     except FileExistsError as exc:
         print(f"hilrig: error: {exc}; use --force to overwrite", file=sys.stderr)
         return EXIT_USAGE

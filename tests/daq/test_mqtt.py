@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
+import numpy as np
 import pytest
 
 from daq._config import MqttConfig
@@ -36,15 +37,22 @@ from daq._mqtt import (
     resolve_broker,
 )
 from drivers._source import SourceInfo
-from identify import FrictionParams
+from identify import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, IdentificationResult, \
+    ParameterEstimate
 
 MOSQUITTO_URL = "mqtt://127.0.0.1:1883"
 REPO = Path(__file__).resolve().parents[2]
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 SOURCE = SourceInfo(kind="simulated", identity="sim:tilt=10.0", sample_rate_hz=10_000.0,
                     counts_per_rev=(40_000, 40_000))
-RESULT = {"fit": {"arm": 98.97, "pendulum": 99.53}, "friction": FrictionParams(),
-          "duration_s": 1.25}
+def identification_result(capture_id: str | None, method: str) -> IdentificationResult:
+    """What the service publishes (identify's hilrig.result/1 shape)."""
+    return IdentificationResult(
+        method=method, capture_id=capture_id, fit_percent={"arm": 98.97, "pendulum": 99.53},
+        parameters={n: ParameterEstimate(value=getattr(TABLE_III_TRUTH, n), identifiable=True)
+                    for n in PARAM_NAMES},
+        compute_seconds=1.5, normalized_compute_time=1.5e-6, capture_seconds=10.0,
+        sample_rate_hz=10_000.0, samples=100_000, tilt_deg=10.0)
 
 Message = tuple[str, dict[str, Any] | None, bool]  # topic, JSON payload (None if empty), retain
 
@@ -139,27 +147,33 @@ async def test_subscriber_sees_status_capture_and_result(mosquitto: str, rig_id:
             assert topic == f"hilrig/{rig_id}/capture/c-001"
             capture = check_envelope(msg, "hilrig.capture/1", rig_id)
             assert capture["capture_id"] == "c-001"
-            assert capture["summary"] == {"samples": 12_345, "trigger": "motion"}
+            assert (capture["samples"], capture["trigger"]) == (12_345, "motion")
 
-            assert await pub.publish_result("c-001", "regression-oe", RESULT)
+            result_model = identification_result("c-001", "regression-oe")
+            assert await pub.publish_result("c-001", "regression-oe", result_model)
             got = {t: m for t, m, _ in [await get(5), await get(5)]}
             assert set(got) == {f"hilrig/{rig_id}/result/c-001/regression-oe",
                                 f"hilrig/{rig_id}/result/latest"}
             for msg in got.values():
                 result = check_envelope(msg, "hilrig.result/1", rig_id)
                 assert (result["capture_id"], result["method"]) == ("c-001", "regression-oe")
-                assert result["result"]["friction"]["mu_d0"] == pytest.approx(5e-4)
-                assert result["result"]["fit"]["pendulum"] == pytest.approx(99.53)
+                assert result["parameters"]["mu_d0"]["value"] == pytest.approx(5e-4)
+                assert result["fit_percent"]["pendulum"] == pytest.approx(99.53)
+                # the body is identify's own result shape, envelope keys added
+                parsed = IdentificationResult.model_validate(
+                    {k: v for k, v in result.items() if k not in ("rig_id", "time")})
+                assert parsed.parameters == result_model.parameters
 
-            # a pydantic model is a result too
+            # any pydantic model or dict is a result too
             assert await pub.publish_result("c-002", "uas", FrictionParams())
             await get(5), await get(5)
 
             # a dashboard connecting now sees retained status and latest result
-            assert (await retained(mosquitto, topics.status))["state"] == "online"
+            assert (await retained(mosquitto, topics.status) or {}).get("state") == "online"
             latest = await retained(mosquitto, topics.result_latest)
-            assert latest is not None and (latest["capture_id"], latest["method"]) == ("c-002", "uas")
-            assert latest["result"]["mu_s1"] == pytest.approx(7e-4)
+            assert latest is not None
+            assert (latest["capture_id"], latest["method"]) == ("c-002", "uas")
+            assert latest["mu_s1"] == pytest.approx(7e-4)
 
             assert await pub.publish_status("capturing", capture_id="c-003")
             _, msg, _ = await get(5)
@@ -181,7 +195,9 @@ async def test_mosquitto_sub_sees_messages(mosquitto: str, rig_id: str) -> None:
         try:
             assert proc.stdout is not None
             lines = [await asyncio.wait_for(proc.stdout.readline(), 10)]  # retained status
-            assert await pub.publish_capture("cap-7", {"samples": 1})
+            assert await pub.publish_capture("cap-7", {
+                "samples": np.int64(7), "max_abs_counts": np.array([3, 4], dtype=np.int32),
+                "pre_trigger_s": float("nan")})
             assert await pub.publish_result("cap-7", "uas", {"fit": [77.8, 92.0]})
             lines += [await asyncio.wait_for(proc.stdout.readline(), 10) for _ in range(3)]
             assert await asyncio.wait_for(proc.wait(), 10) == 0
@@ -197,8 +213,10 @@ async def test_mosquitto_sub_sees_messages(mosquitto: str, rig_id: str) -> None:
     assert set(got) == {f"{prefix}/status", f"{prefix}/capture/cap-7",
                         f"{prefix}/result/cap-7/uas", f"{prefix}/result/latest"}
     assert check_envelope(got[f"{prefix}/status"], "hilrig.status/1", rig_id)["state"] == "online"
-    assert check_envelope(got[f"{prefix}/capture/cap-7"], "hilrig.capture/1",
-                          rig_id)["capture_id"] == "cap-7"
+    capture = check_envelope(got[f"{prefix}/capture/cap-7"], "hilrig.capture/1", rig_id)
+    assert capture["capture_id"] == "cap-7"
+    assert (capture["samples"], capture["max_abs_counts"]) == (7, [3, 4])
+    assert capture["pre_trigger_s"] is None  # NaN is not JSON
     for topic in (f"{prefix}/result/cap-7/uas", f"{prefix}/result/latest"):
         assert check_envelope(got[topic], "hilrig.result/1", rig_id)["method"] == "uas"
 
@@ -267,7 +285,8 @@ async def test_monitor_prints_status_capture_and_result(mosquitto: str, rig_id: 
             while not out.getvalue():  # the retained status: monitor is subscribed
                 await asyncio.sleep(0.05)
         await pub.publish_capture("c-9", {"samples": 500, "duration_s": 0.05})
-        await pub.publish_result("c-9", "regression-oe", RESULT)
+        await pub.publish_result("c-9", "regression-oe",
+                                 identification_result(None, "regression-oe"))
         assert await asyncio.wait_for(task, 10) == 4
     lines = out.getvalue().splitlines()
     assert len(lines) == 4, lines
@@ -279,7 +298,7 @@ async def test_monitor_prints_status_capture_and_result(mosquitto: str, rig_id: 
     assert results[0].startswith(f"{prefix}/result/c-9/regression-oe method=regression-oe")
     assert results[1].startswith(f"{prefix}/result/latest method=regression-oe capture=c-9")
     for line in results:
-        assert "fit[arm=99 pendulum=99.5]" in line
+        assert "fit[arm=98.97 pendulum=99.53]" in line
         assert "mu_d0=0.0005" in line and "mu_v1=0.00025" in line
 
 
@@ -397,6 +416,31 @@ async def test_publishing_when_broker_gone_logs_and_returns(caplog: pytest.LogCa
     assert "capture/c1" in caplog.text
 
 
+@pytest.mark.timeout(30)
+async def test_publish_times_out_when_broker_stops_answering(caplog: pytest.LogCaptureFixture
+                                                             ) -> None:
+    async def mute_broker(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1024)  # CONNECT
+        writer.write(b"\x20\x02\x00\x00")  # CONNACK accepted, then never a PUBACK
+        await writer.drain()
+        while await reader.read(1024):
+            pass
+        writer.close()
+
+    server = await asyncio.start_server(mute_broker, "127.0.0.1", 0)
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        cfg = MqttConfig(url=f"mqtt://127.0.0.1:{port}", rig_id="mute", connect_timeout_s=2)
+        loop = asyncio.get_running_loop()
+        with caplog.at_level(logging.WARNING, logger="hilrig.mqtt"):
+            async with Publisher(cfg, publish_timeout_s=0.3) as pub:  # "online" times out
+                t0 = loop.time()
+                assert await pub.publish_capture("c1", {"samples": 1}) is False
+                assert await pub.publish_result("c1", "uas", {"fit": 1.0}) is False
+                assert loop.time() - t0 < 1.5  # two calls, each bounded by the timeout
+        assert "capture/c1" in caplog.text and "result/latest" in caplog.text
+
+
 # --- validation -----------------------------------------------------------------------------
 
 def test_parse_mqtt_url() -> None:
@@ -425,3 +469,15 @@ def test_ids_must_be_topic_levels(bad: str) -> None:
         Topics("rig1").capture(bad)
     with pytest.raises(ValueError, match="topic level"):
         Topics("rig1").result("c1", bad)
+
+
+async def test_payload_ids_must_agree_with_the_topic() -> None:
+    pub = Publisher(MqttConfig(rig_id="rig1"))  # not entered: checks come first
+    with pytest.raises(ValueError, match="capture_id 'c-2'"):
+        await pub.publish_result("c-1", "uas", identification_result("c-2", "uas"))
+    with pytest.raises(ValueError, match="method 'uas'"):
+        await pub.publish_result("c-1", "grey-box", identification_result("c-1", "uas"))
+    with pytest.raises(ValueError, match="schema"):
+        await pub.publish_capture("c-1", {"schema": "other/1"})
+    with pytest.raises(TypeError, match="object"):
+        await pub.publish_capture("c-1", {"x": object()})

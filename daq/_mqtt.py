@@ -1,0 +1,364 @@
+"""MQTT publication of rig status, capture summaries and identification results.
+
+Topics, all under ``hilrig/<rig_id>/`` (a later contract versions this tree further):
+
+- ``status``: retained, QoS 1, StatusMessage; the connection's last will is a retained
+  ``"offline"`` status, so a killed service leaves "offline" behind.
+- ``capture/<capture_id>``: QoS 1, CaptureMessage (the caller's summary dict).
+- ``result/<capture_id>/<method>``: QoS 1, ResultMessage (the caller's result, e.g. an
+  identify.IdentificationResult); the same payload is also retained on ``result/latest``.
+
+Every payload is one flat JSON object: the envelope "schema", "rig_id", "time" (UTC
+ISO 8601 with Z, the publication time), "software_version" and the ids that join it
+to other records (capture_id, method), beside the caller's own keys. A caller's dict
+may repeat an envelope id only with the same value (else ValueError); its own
+"software_version" is kept (the version that computed it); its "time" is replaced.
+
+Not yet guaranteed (a later piece of work adds a durable outbox and reconnects): a
+publish that the broker does not acknowledge within ``publish_timeout_s`` is logged
+on the "hilrig.mqtt" logger and dropped; a lost connection is not re-established, so
+everything published after it is dropped (and logged) until the Publisher is
+re-entered. Acquisition never waits longer than ``publish_timeout_s`` per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import os
+import sys
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Literal, Self, TextIO
+
+import aiomqtt
+from pydantic import BaseModel, ConfigDict, Field
+
+from drivers._source import SourceInfo
+
+from ._broker import EmbeddedBroker, parse_mqtt_url, probe_broker, resolve_broker
+from ._config import MqttConfig
+from ._version import SOFTWARE_VERSION
+
+__all__ = [
+    "CaptureMessage", "EmbeddedBroker", "Publisher", "ResultMessage", "State",
+    "StatusMessage", "Topics", "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker",
+]
+
+log = logging.getLogger("hilrig.mqtt")
+
+State = Literal["online", "capturing", "idle", "offline"]
+
+_FORBIDDEN_IN_ID = set("/+#\x00")
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _check_id(kind: str, value: str) -> str:
+    if not value or _FORBIDDEN_IN_ID & set(value):
+        raise ValueError(f"{kind} {value!r} cannot be an MQTT topic level "
+                         "(empty, or contains '/', '+', '#' or NUL)")
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain JSON values from dicts, sequences and numpy scalars/arrays; NaN/inf -> None."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy scalar or array
+        return _jsonable(value.tolist())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    raise TypeError(f"cannot publish a {type(value).__name__} as JSON: {value!r:.80}")
+
+
+def _body(schema: str, data: dict[str, Any] | BaseModel, **ids: str) -> dict[str, Any]:
+    """The caller's keys as plain JSON values, checked against the envelope's ids."""
+    body = _jsonable(data)
+    if not isinstance(body, dict):
+        raise TypeError(f"{schema}: expected a dict or a pydantic model, got {type(data).__name__}")
+    for key, value in {"schema": schema, **ids}.items():
+        if body.get(key) not in (None, value):
+            raise ValueError(f"{schema}: {key} {body[key]!r} in the payload does not match "
+                             f"{value!r}")
+        body.pop(key, None)
+    body.pop("time", None)
+    return body
+
+
+class Topics:
+    """Topic names under ``hilrig/<rig_id>/``."""
+
+    def __init__(self, rig_id: str) -> None:
+        self.prefix = f"hilrig/{_check_id('rig_id', rig_id)}"
+        self.status = f"{self.prefix}/status"
+        self.result_latest = f"{self.prefix}/result/latest"
+        self.all = f"{self.prefix}/#"
+
+    def capture(self, capture_id: str) -> str:
+        return f"{self.prefix}/capture/{_check_id('capture_id', capture_id)}"
+
+    def result(self, capture_id: str, method: str) -> str:
+        return (f"{self.prefix}/result/{_check_id('capture_id', capture_id)}/"
+                f"{_check_id('method', method)}")
+
+
+class _Message(BaseModel):
+    """Fields every payload carries; ``to_json()`` gives the bytes published."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    schema_id: str = Field(alias="schema", description="payload schema and version")
+    rig_id: str
+    time: str = Field(default_factory=_utc_now, description="UTC ISO 8601 with Z")
+    software_version: str = SOFTWARE_VERSION
+
+    def to_json(self) -> bytes:
+        return json.dumps(_jsonable(self.model_dump(by_alias=True)),
+                          separators=(",", ":"), allow_nan=False).encode()
+
+
+class StatusMessage(_Message):
+    """``status``: the service's state and the source's identity when known.
+
+    Extra keyword fields are kept. The last will is built when connecting, so its
+    "time" is the time the connection was opened, not the time it was lost.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    schema_id: Literal["hilrig.status/1"] = Field("hilrig.status/1", alias="schema")
+    state: State
+    source: SourceInfo | None = None
+
+
+class CaptureMessage(_Message):
+    """``capture/<capture_id>``: the envelope, then the caller's summary keys."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_id: Literal["hilrig.capture/1"] = Field("hilrig.capture/1", alias="schema")
+    capture_id: str
+
+
+class ResultMessage(_Message):
+    """``result/<capture_id>/<method>`` and ``result/latest``: envelope, then result keys.
+
+    The schema is identify's RESULT_SCHEMA: the body is an IdentificationResult's JSON.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    schema_id: Literal["hilrig.result/1"] = Field("hilrig.result/1", alias="schema")
+    capture_id: str
+    method: str
+
+
+class Publisher:
+    """One MQTT connection publishing one rig's status, captures and results.
+
+    Enter it (``async with Publisher(cfg, url=url) as pub``) in the task that owns the
+    connection. Entering connects (ConnectionError, one line, if it cannot; the CONNACK
+    is awaited cfg.connect_timeout_s, the TCP connect itself up to paho's 5 s; probe
+    with resolve_broker first), with a retained "offline" status as last will, then
+    publishes a retained "online" status. Leaving publishes a retained "offline" status and
+    disconnects. The publish methods return True when the broker acknowledged, False
+    (logged, never raised) when it did not in time; see the module docstring for
+    what is not yet guaranteed.
+    """
+
+    def __init__(self, cfg: MqttConfig, *, url: str | None = None,
+                 software_version: str = SOFTWARE_VERSION, source: SourceInfo | None = None,
+                 publish_timeout_s: float = 2.0) -> None:
+        self.cfg = cfg
+        self.url = cfg.url if url is None else url
+        self.host, self.port = parse_mqtt_url(self.url)
+        self.topics = Topics(cfg.rig_id)
+        self.client_id = cfg.client_id or f"hilrig-{cfg.rig_id}"
+        self.software_version = software_version
+        self.source = source
+        self.publish_timeout_s = publish_timeout_s
+        self._client: aiomqtt.Client | None = None
+
+    def _status(self, state: State, **extra: Any) -> StatusMessage:
+        extra = _body("hilrig.status/1", extra, rig_id=self.cfg.rig_id)
+        extra["software_version"] = extra.get("software_version") or self.software_version
+        return StatusMessage(rig_id=self.cfg.rig_id, state=state, source=self.source, **extra)
+
+    async def __aenter__(self) -> Self:
+        will = aiomqtt.Will(self.topics.status, self._status("offline").to_json(),
+                            qos=1, retain=True)
+        client = aiomqtt.Client(
+            self.host, self.port, identifier=self.client_id, will=will,
+            keepalive=self.cfg.keepalive_s, timeout=self.cfg.connect_timeout_s,
+            logger=logging.getLogger("hilrig.mqtt.client"))
+        try:
+            await client.__aenter__()
+        except aiomqtt.MqttError as exc:
+            raise ConnectionError(f"cannot connect to MQTT broker at {self.url} "
+                                  f"as {self.client_id!r}: {exc}") from None
+        self._client = client
+        log.info("connected to %s as %s", self.url, self.client_id)
+        await self.publish_status("online")
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        await self._publish(client, self.topics.status, self._status("offline").to_json(),
+                            retain=True)
+        try:
+            await client.__aexit__(None, None, None)
+        except aiomqtt.MqttError as err:
+            log.warning("MQTT disconnect from %s was not clean: %s", self.url, err)
+
+    async def _publish(self, client: aiomqtt.Client | None, topic: str, payload: bytes,
+                       *, retain: bool) -> bool:
+        if client is None:
+            log.warning("not connected: dropped %s", topic)
+            return False
+        try:
+            await client.publish(topic, payload, qos=1, retain=retain,
+                                 timeout=self.publish_timeout_s)
+        except aiomqtt.MqttError as err:
+            log.warning("MQTT publish to %s failed, message dropped: %s", topic, err)
+            return False
+        return True
+
+    async def publish_status(self, state: State, source: SourceInfo | None = None,
+                             **extra: Any) -> bool:
+        """Retained ``status``; a given source is remembered for later statuses."""
+        if source is not None:
+            self.source = source
+        payload = self._status(state, **extra).to_json()
+        return await self._publish(self._client, self.topics.status, payload, retain=True)
+
+    async def publish_capture(self, capture_id: str, summary: dict[str, Any]) -> bool:
+        """``capture/<capture_id>`` (QoS 1, not retained)."""
+        topic = self.topics.capture(capture_id)
+        body = _body("hilrig.capture/1", summary, rig_id=self.cfg.rig_id, capture_id=capture_id)
+        body["software_version"] = body.get("software_version") or self.software_version
+        msg = CaptureMessage(rig_id=self.cfg.rig_id, capture_id=capture_id, **body)
+        return await self._publish(self._client, topic, msg.to_json(), retain=False)
+
+    async def publish_result(self, capture_id: str, method: str,
+                             result: dict[str, Any] | BaseModel) -> bool:
+        """``result/<capture_id>/<method>`` and the same payload retained on ``result/latest``."""
+        topic = self.topics.result(capture_id, method)
+        body = _body("hilrig.result/1", result, rig_id=self.cfg.rig_id, capture_id=capture_id,
+                     method=method)
+        body["software_version"] = body.get("software_version") or self.software_version
+        msg = ResultMessage(rig_id=self.cfg.rig_id, capture_id=capture_id, method=method, **body)
+        payload = msg.to_json()
+        sent = await asyncio.gather(
+            self._publish(self._client, topic, payload, retain=False),
+            self._publish(self._client, self.topics.result_latest, payload, retain=True))
+        return all(sent)
+
+
+# --- monitor ----------------------------------------------------------------------------
+
+_ENVELOPE = {"schema", "rig_id", "time", "software_version", "capture_id", "method"}
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if isinstance(value, dict) and "value" in value:  # a ParameterEstimate
+        value = value["value"]
+    if value is None:
+        return "n/i"
+    return f"{value:.{digits}g}" if isinstance(value, float) else str(value)
+
+
+def _fit_text(fit: Any) -> str:
+    if isinstance(fit, dict):
+        return " ".join(f"{k}={_num(v, 4)}" for k, v in fit.items())
+    if isinstance(fit, list):
+        return " ".join(f"{name}={_num(v, 4)}" for name, v in zip(("arm", "pendulum"), fit))
+    return _num(fit, 4)
+
+
+def _result_text(msg: dict[str, Any]) -> str:
+    """method, capture, fit per joint and the Coulomb/static/viscous coefficients."""
+    parts = [f"method={msg.get('method', '?')}", f"capture={msg.get('capture_id', '?')}"]
+    for key in ("fit_percent", "fit"):
+        if key in msg:
+            parts.append(f"fit[{_fit_text(msg[key])}]")
+            break
+    params: Any = next((msg[k] for k in ("parameters", "friction", "params")
+                        if isinstance(msg.get(k), dict)), msg)
+    parts += [f"{k}={_num(v)}" for k, v in params.items()
+              if k.startswith(("mu_d", "mu_s", "mu_v"))]
+    return " ".join(parts)
+
+
+def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
+    head = f"{topic}{' [retained]' if retained else ''}"
+    if not payload:
+        return f"{head} (cleared)"
+    try:
+        msg = json.loads(payload)
+    except ValueError:
+        return f"{head} (not JSON) {payload[:80]!r}"
+    if not isinstance(msg, dict):
+        return f"{head} (not a JSON object) {payload[:80]!r}"
+    schema = str(msg.get("schema", ""))
+    if schema.startswith("hilrig.status/"):
+        source = msg.get("source") or {}
+        text = f"state={msg.get('state')} version={msg.get('software_version')}"
+        if source:
+            text += f" source={source.get('identity')}"
+    elif schema.startswith("hilrig.capture/"):
+        scalars = [f"{k}={_num(v)}" for k, v in msg.items()
+                   if k not in _ENVELOPE and isinstance(v, (str, int, float, bool))][:6]
+        text = " ".join([f"capture={msg.get('capture_id')}", *scalars])
+    elif schema.startswith("hilrig.result/"):
+        text = _result_text(msg)
+    else:
+        text = f"schema={schema or '?'} keys={','.join(sorted(msg))[:80]}"
+    return f"{head} {text} time={msg.get('time', '?')}"
+
+
+async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO = sys.stdout,
+                  max_messages: int | None = None, timeout_s: float | None = None) -> int:
+    """Print one line per message under ``hilrig/<rig_id>/#``; return how many were seen.
+
+    Stops after max_messages messages or timeout_s seconds of listening, whichever
+    comes first (neither: until cancelled). Backs ``hilrig monitor``.
+    """
+    url = cfg.url if url is None else url
+    host, port = parse_mqtt_url(url)
+    topics = Topics(cfg.rig_id)
+    client = aiomqtt.Client(host, port, identifier=f"hilrig-monitor-{os.urandom(4).hex()}",
+                            keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
+                            logger=logging.getLogger("hilrig.mqtt.client"))
+    seen = 0
+    try:
+        async with client:
+            await client.subscribe(topics.all, qos=1)
+            try:
+                async with asyncio.timeout(timeout_s):
+                    async for message in client.messages:
+                        if not message.topic.matches(topics.all):
+                            continue  # amqtt 0.12.1 can send retained messages unasked
+                        raw = message.payload
+                        payload = bytes(raw) if isinstance(raw, (bytes, bytearray)) \
+                            else str(raw or "").encode()
+                        print(_summary_line(message.topic.value, payload, message.retain),
+                              file=out, flush=True)
+                        seen += 1
+                        if max_messages is not None and seen >= max_messages:
+                            break
+            except TimeoutError:
+                pass
+    except aiomqtt.MqttError as exc:
+        raise ConnectionError(f"MQTT monitor on {url}: {exc}") from None
+    return seen
