@@ -70,8 +70,8 @@ def test_potential_energy_is_lowest_at_the_hanging_pose():
 def test_rig_defaults_are_table_i_with_static_normal_forces():
     rig = RigParams()
     assert (rig.m1, rig.m2, rig.L1, rig.tilt_deg) == (0.370, 0.128, 0.216, 10.0)
-    assert rig.Fn0 == pytest.approx((0.370 + 0.128) * 9.81)
-    assert rig.Fn1 == pytest.approx(0.128 * 9.81)
+    assert rig.fn0 == pytest.approx((0.370 + 0.128) * 9.81)
+    assert rig.fn1 == pytest.approx(0.128 * 9.81)
 
 
 def test_friction_params_reject_unknown_or_negative_values():
@@ -79,3 +79,9 @@ def test_friction_params_reject_unknown_or_negative_values():
         FrictionParams(mu_d0=-1.0)
     with pytest.raises(ValueError):
         FrictionParams(mu_x=1.0)  # type: ignore[call-arg]
+
+
+def test_normal_forces_follow_the_masses_unless_set():
+    rig = RigParams().model_copy(update={"m2": 0.2})
+    assert rig.fn1 == pytest.approx(0.2 * 9.81)
+    assert RigParams(Fn1=3.0).fn1 == 3.0
