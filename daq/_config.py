@@ -21,7 +21,7 @@ from identify import TABLE_III_TRUTH, FrictionParams, RigParams
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class MqttConfig(_Section):
@@ -74,7 +74,7 @@ class Settings(BaseSettings):
     """The whole service configuration."""
 
     model_config = SettingsConfigDict(env_prefix="HILRIG_", env_nested_delimiter="__",
-                                      extra="forbid")
+                                      extra="forbid", allow_inf_nan=False)
 
     sample_rate_hz: float = Field(10_000.0, ge=100, le=100_000)
     counts_per_rev: int = Field(40_000, ge=4, le=2**24)

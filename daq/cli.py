@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from identify import METHODS, PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, identify
 from identify._methods import DEFAULT_METHOD
@@ -67,12 +68,20 @@ def _friction_arg(text: str) -> FrictionParams:
         values[name] = float(v)
     try:
         return FrictionParams(**values)
-    except ValueError as exc:
-        raise UsageError(f"--friction: {str(exc).splitlines()[-1].strip()}") from None
+    except ValidationError as exc:  # name the parameter and the rule it breaks
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "(parameters)"
+        raise UsageError(f"--friction: {where}: {err['msg']}, got {err.get('input')!r}") from None
 
 
 def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(args.config)
+
+
+def _check_out_free(out: Path, force: bool) -> None:
+    # before any work; the writer still refuses atomically should the file appear meanwhile
+    if not force and out.exists():
+        raise UsageError(f"--out {out}: already exists; use --force to overwrite")
 
 
 # -- simulate -----------------------------------------------------------------------------
@@ -83,6 +92,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".h5", ".hdf5", ".csv"):
         raise UsageError(f"--out {out}: the file must end in .h5 or .csv")
+    _check_out_free(out, args.force)
     if not args.duration > 0:
         raise UsageError(f"--duration must be positive, got {args.duration}")
     if args.rest < 0:
@@ -120,16 +130,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 # -- identify -----------------------------------------------------------------------------
-def _load_measurement(path: str, tilt: float | None):
+def _load_measurement(path: str, tilt: float | None, settings: Settings):
     capture = read_capture(path)
-    rig = capture.rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else capture.rig
+    # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
+    rig = capture.rig if capture.source.kind != "replay" else settings.rig
+    rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
     if not 0 <= rig.tilt_deg < 90:
         raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
     return measurement_from_capture(capture, rig)
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
-    m = _load_measurement(args.file, args.tilt)
+    m = _load_measurement(args.file, args.tilt, _settings(args))
     bar = ProgressBar(f"identify {args.method}")
     try:
         result = identify(m, method=args.method, progress=bar)
@@ -160,8 +172,10 @@ def format_result(result: Any) -> str:
 
 # -- export -------------------------------------------------------------------------------
 def cmd_export(args: argparse.Namespace) -> int:
+    _settings(args)  # a given --config must be valid even where no key applies
     capture = read_capture(args.file)
     out = Path(args.out)
+    _check_out_free(out, args.force)
     if out.suffix.lower() == ".csv":
         write_capture_csv(out, capture, overwrite=args.force)
     elif out.suffix.lower() in (".h5", ".hdf5"):
@@ -228,11 +242,19 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 
 
 # -- parser -------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (the usage stays available with --help)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"hilrig: error: {self.prog.removeprefix('hilrig ')}: {message}\n"
+                  if self.prog != "hilrig" else f"hilrig: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hilrig", description=__doc__.splitlines()[0])
+    p = _Parser(prog="hilrig", description=__doc__.splitlines()[0])
     p.add_argument("--config", type=Path, help="TOML settings file (see deploy/hilrig.example.toml)")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("simulate", help="simulate a free decay of the rig into a capture file")
     s.add_argument("--out", required=True, help="FILE.h5 or FILE.csv")

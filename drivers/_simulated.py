@@ -43,8 +43,9 @@ class SimulatedRig:
         hold_s: float = 1.0,
         auto_release: bool = True,
     ) -> None:
-        if block_size < 1 or rate_hz <= 0 or counts_per_rev < 4:
-            raise ValueError("block_size >= 1, rate_hz > 0 and counts_per_rev >= 4 are required")
+        if block_size < 1 or not (math.isfinite(rate_hz) and rate_hz > 0) or counts_per_rev < 4:
+            raise ValueError("block_size >= 1, finite rate_hz > 0 and counts_per_rev >= 4 "
+                             "are required")
         self.rig = rig or RigParams()
         self.friction = friction
         self.rate_hz = float(rate_hz)
@@ -71,6 +72,8 @@ class SimulatedRig:
 
     def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:
         """Hold the rig still at a pose; release it after `release_in_s` seconds if given."""
+        if release_in_s is not None and not math.isfinite(release_in_s):
+            raise ValueError(f"release_in_s must be finite, got {release_in_s}")
         self._state[:] = (math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0.0, 0.0)
         self._held = True
         self._release_at = (None if release_in_s is None

@@ -26,7 +26,7 @@ class FrictionParams(BaseModel):
     Joint 0 is the arm, joint 1 the pendulum. Defaults are the seed's Table III truth.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     mu_d0: float = Field(5e-4, ge=0, description="arm dynamic (Coulomb) coefficient")
     mu_s0: float = Field(6e-4, ge=0, description="arm static coefficient")
@@ -61,7 +61,7 @@ TABLE_III_TRUTH = FrictionParams()
 class RigParams(BaseModel):
     """Geometry, inertia, tilt and joint normal forces (seed 000 Table I)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     m1: float = Field(0.370, gt=0, description="arm mass, kg")
     m2: float = Field(0.128, gt=0, description="pendulum mass, kg")
