@@ -21,7 +21,6 @@ from ._model import (
     friction_torque,
     inverse_dynamics,
     simulate,
-    simulate_angles_rk4,
     simulate_rk4,
     total_energy,
 )
@@ -35,6 +34,6 @@ __all__ = [
     "acceleration", "contiguous_segments", "decimate_mean", "find_release", "fit_percent",
     "friction", "friction_torque", "holoborodko_first", "holoborodko_first_coefficients",
     "holoborodko_second", "holoborodko_second_coefficients", "identify", "identify_grey_box",
-    "inverse_dynamics", "normalized_compute_time", "simulate", "simulate_angles_rk4",
+    "inverse_dynamics", "normalized_compute_time", "simulate",
     "simulate_capture", "simulate_rk4", "total_energy",
 ]

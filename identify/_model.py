@@ -130,21 +130,6 @@ def simulate_rk4(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, dt: float, n_o
 
 
 @njit(cache=True)
-def simulate_angles_rk4(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, dt: float,
-                        n_out: int, substeps: int) -> np.ndarray:
-    """Like simulate_rk4 but returns only the angles (n_out, 2): the hot path of fitting."""
-    out = np.empty((n_out, 2))
-    x = x0.copy()
-    for k in range(n_out):
-        out[k, 0] = x[0]
-        out[k, 1] = x[1]
-        if k + 1 < n_out:
-            for _ in range(substeps):
-                _rk4_step(rig, fr, x, dt)
-    return out
-
-
-@njit(cache=True)
 def inverse_dynamics(rig: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
                      ) -> np.ndarray:
     """Friction torque implied by the motion: f = -(H q'' + B + G), shape (n, 2)."""
@@ -186,30 +171,6 @@ def simulate(rig: RigParams, friction_params: FrictionParams, x0: np.ndarray | l
 
 
 @njit(cache=True)
-def simulate_from(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: float,
-                  t_first: float, h: float, n_out: int, substeps: int) -> np.ndarray:
-    """Angles (n_out, 2) at t_first + k h, starting from state x0 at time t0 <= t_first.
-
-    The first interval (t_first - t0) is integrated in its own RK4 substeps, so the
-    start need not lie on the sample grid (a release between two samples).
-    """
-    out = np.empty((n_out, 2))
-    x = x0.copy()
-    lead = t_first - t0
-    if lead > 0.0:
-        for _ in range(substeps):
-            _rk4_step(rig, fr, x, lead / substeps)
-    dt = h / substeps
-    for k in range(n_out):
-        out[k, 0] = x[0]
-        out[k, 1] = x[1]
-        if k + 1 < n_out:
-            for _ in range(substeps):
-                _rk4_step(rig, fr, x, dt)
-    return out
-
-
-@njit(cache=True)
 def simulate_scheduled(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: float,
                        t_first: float, h: float, substeps: np.ndarray) -> np.ndarray:
     """Angles at t_first + k h (k < len(substeps)) with `substeps[k]` RK4 steps in interval k.
@@ -245,3 +206,13 @@ def simulate_batch(rig: np.ndarray, frs: np.ndarray, x0s: np.ndarray, t0s: np.nd
     for i in prange(m):
         out[i] = simulate_scheduled(rig, frs[i], x0s[i], t0s[i], t_first, h, substeps)
     return out
+
+
+def simulate_from(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: float, t_first: float,
+                  h: float, n_out: int, substeps: int) -> np.ndarray:
+    """Angles (n_out, 2) at t_first + k h from state x0 at time t0 <= t_first.
+
+    The first interval (t_first - t0) gets its own RK4 substeps, so the start need not
+    lie on the sample grid (a release between two samples).
+    """
+    return simulate_scheduled(rig, fr, x0, t0, t_first, h, np.full(n_out, substeps, np.int64))
