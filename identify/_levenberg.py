@@ -41,8 +41,8 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
                         max_step: np.ndarray | None = None) -> LMResult:
     """Minimise 0.5 ||fun(x)||^2 within bounds. jac(x, r) returns d r / d x at x.
 
-    max_step bounds |delta_i| per iteration (the whole step is scaled down to fit), a
-    trust region that keeps a Gauss-Newton step from leaping across the valley.
+    max_step bounds |delta_i| per iteration (each component clipped), a trust region
+    that keeps a Gauss-Newton step from leaping across the valley.
     """
     lo, hi = bounds
     x = np.clip(np.asarray(x0, dtype=np.float64), lo, hi)
@@ -56,17 +56,16 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
     for _ in range(max_iter):
         a = j.T @ j
         g = j.T @ r
-        d = np.diag(a).copy()
-        d[d <= 0] = 1.0
+        # Marquardt's scaling with a floor: a parameter the data barely see (a stuck joint's
+        # viscous term) must not get an unbounded step
+        d = np.maximum(np.diag(a), 1e-9 * max(float(np.max(np.diag(a))), 1e-300))
         try:
             step = np.linalg.solve(a + lam * np.diag(d), -g)
         except np.linalg.LinAlgError:
             lam, nu = lam * nu, 2 * nu
             continue
-        if max_step is not None:
-            over = np.max(np.abs(step) / max_step)
-            if over > 1.0:
-                step = step / over
+        if max_step is not None:  # per component, so one wild direction cannot stall the rest
+            step = np.clip(step, -max_step, max_step)
         x_new = np.clip(x + step, lo, hi)
         dx = x_new - x
         r_new = fun(x_new)
