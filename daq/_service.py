@@ -22,6 +22,7 @@ import numpy as np
 
 from drivers import SimulatedRig, Source
 from identify import IdentificationResult
+from identify._result import format_fit
 
 from ._capture_file import Capture, TriggerInfo, write_capture_h5
 from ._config import Settings
@@ -235,7 +236,6 @@ def result_line(result: IdentificationResult) -> str:
             return f"{name}=n/i"
         return f"{name}={e.value:.4g}"
 
-    return (f"result {result.capture_id} {result.method}: fit arm {result.fit_percent['arm']:.4f} % "
-            f"pendulum {result.fit_percent['pendulum']:.4f} %, "
+    return (f"result {result.capture_id} {result.method}: fit {format_fit(result.fit_percent)}, "
             + ", ".join(show(n) for n in ("mu_d0", "mu_v0", "mu_d1", "mu_v1"))
             + f" ({result.compute_seconds:.2f} s)")

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from identify import METHODS, PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, identify
+from identify._result import format_fit
 from identify._methods import DEFAULT_METHOD
 
 from ._capture_file import (
@@ -163,8 +164,7 @@ def format_result(result: Any) -> str:
         val = "n/i" if p.value is None else f"{p.value:.5g}"
         ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
         lines.append(f"{name:<10} {val:>12} {ci:>27}  {p.note}")
-    lines.append(f"goodness of fit (seed 000 eq. 53): arm {result.fit_percent['arm']:.4f} %, "
-                 f"pendulum {result.fit_percent['pendulum']:.4f} %")
+    lines.append(f"goodness of fit (seed 000 eq. 53): {format_fit(result.fit_percent)}")
     lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
                  f"{result.normalized_compute_time:.3g}")
     return "\n".join(lines)

@@ -37,7 +37,7 @@ class LMResult:
 def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
                         jac: Callable[[np.ndarray, np.ndarray], np.ndarray], x0: np.ndarray,
                         bounds: tuple[np.ndarray, np.ndarray], *, sigma_tol: float = 0.05,
-                        ftol: float = 1e-12, max_iter: int = 60, lam0: float = 1e-6,
+                        ftol: float = 1e-12, max_iter: int = 150, lam0: float = 1e-6,
                         max_step: np.ndarray | None = None) -> LMResult:
     """Minimise 0.5 ||fun(x)||^2 within bounds. jac(x, r) returns d r / d x at x.
 

@@ -195,29 +195,110 @@ def _inflation(res: np.ndarray, max_lag: int = 400) -> float:
     return float(max(1.0, 1.0 + 2.0 * acf[1:cut].sum()))
 
 
+class _Joint:
+    """Several captures fitted at once: shared friction parameters, one start state each.
+
+    z = [log free parameters..., initial-state parameters of capture 0, of capture 1, ...].
+    Each capture's Jacobian block comes from its own problem; initial-state columns
+    are block diagonal (a capture's start changes only its own residuals).
+    """
+
+    def __init__(self, probs: list[_Problem]) -> None:
+        self.probs = probs
+        self.nf = len(probs[0].free)
+        self.nic = [p.z0().size - self.nf for p in probs]
+        self.offsets = np.cumsum([self.nf, *self.nic])
+        self.sizes = [p.rows.size * 2 for p in probs]
+
+    def split(self, z: np.ndarray) -> list[np.ndarray]:
+        return [np.concatenate([z[: self.nf], z[a:b]])
+                for a, b in zip(self.offsets[:-1], self.offsets[1:])]
+
+    def z0(self) -> np.ndarray:
+        return np.concatenate([self.probs[0].z0()[: self.nf],
+                               *(p.z0()[self.nf:] for p in self.probs)])
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        b = [p.bounds() for p in self.probs]
+        return (np.concatenate([b[0][0][: self.nf], *(lo[self.nf:] for lo, _ in b)]),
+                np.concatenate([b[0][1][: self.nf], *(hi[self.nf:] for _, hi in b)]))
+
+    def fun(self, z: np.ndarray) -> np.ndarray:
+        return np.concatenate([p.fun(zi) for p, zi in zip(self.probs, self.split(z))])
+
+    def jac(self, z: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
+        out = np.zeros((sum(self.sizes), z.size))
+        row = 0
+        for k, (p, zi) in enumerate(zip(self.probs, self.split(z))):
+            jk = p.jac(zi)
+            out[row:row + jk.shape[0], : self.nf] = jk[:, : self.nf]
+            out[row:row + jk.shape[0], self.offsets[k]:self.offsets[k + 1]] = jk[:, self.nf:]
+            row += jk.shape[0]
+        return out
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One capture prepared for fitting."""
+
+    d: Decimated
+    rig: RigParams
+    init: InitialState
+
+
+def fit_output_error_many(experiments: list[Experiment], start: np.ndarray, free: list[int],
+                          *, progress: Progress | None = None, max_nfev: int = 60,
+                          horizon_s: float | None = None) -> list[OEFit]:
+    """Fit shared friction parameters to several captures; one OEFit per capture.
+
+    Parameters not in `free` stay at their `start` values (fixed parameters). Every
+    returned OEFit carries the joint covariance of the shared parameters.
+    """
+    start = np.asarray(start, dtype=np.float64)
+    probs = [_Problem(e.d, e.rig, start, free, e.init, progress, max_nfev, horizon_s=horizon_s)
+             for e in experiments]
+    joint = _Joint(probs)
+    lo, hi = joint.bounds()
+    z0 = np.clip(joint.z0(), lo + 1e-9, hi - 1e-9)
+    max_step = np.concatenate([np.full(len(free), MAX_LOG_STEP),
+                               np.full(z0.size - len(free), 2.0)])
+    res = levenberg_marquardt(joint.fun, joint.jac, z0, (lo, hi), max_step=max_step)
+    dof = max(1, res.fun.size - res.x.size)
+    s2 = 2.0 * res.cost / dof
+    parts = np.split(res.fun, np.cumsum(joint.sizes)[:-1])
+    infl = max(max(_inflation(r.reshape(-1, 2)[:, 0]), _inflation(r.reshape(-1, 2)[:, 1]))
+               for r in parts)
+    cov_all = s2 * infl * np.linalg.pinv(res.jac.T @ res.jac)
+    fits = []
+    for k, (p, zk, rk) in enumerate(zip(probs, joint.split(res.x), parts)):
+        idx = np.r_[0:joint.nf, joint.offsets[k]:joint.offsets[k + 1]]
+        frs, x0s, t0s = p.unpack(zk)
+        resid = rk.reshape(-1, 2)
+        fits.append(OEFit(
+            params=frs[0], free=list(free), z=zk, cov_z=cov_all[np.ix_(idx, idx)], x0=x0s[0],
+            t0=float(t0s[0]), residual_rms=np.sqrt((resid ** 2).mean(axis=0)), inflation=infl,
+            nfev=p.nfev, success=bool(res.success), message=str(res.message),
+            extras={"cost": float(res.cost), "substep_mean": float(p.sched.mean()),
+                    "jacobians": res.njev, "whiteness": whiteness(resid)}))
+    return fits
+
+
 def fit_output_error(d: Decimated, rig: RigParams, start: np.ndarray, free: list[int],
                      init: InitialState, *, progress: Progress | None = None,
                      max_nfev: int = 60, horizon_s: float | None = None) -> OEFit:
-    """Least-squares output-error fit from `start` over the `free` friction parameters.
+    """Least-squares output-error fit of one capture from `start` over `free` parameters.
 
     horizon_s limits the fit to the first seconds of the capture (None: all of it).
     """
-    start = np.asarray(start, dtype=np.float64)
-    prob = _Problem(d, rig, start, free, init, progress, max_nfev, horizon_s=horizon_s)
-    lo, hi = prob.bounds()
-    z0 = np.clip(prob.z0(), lo + 1e-9, hi - 1e-9)
-    max_step = np.concatenate([np.full(len(free), MAX_LOG_STEP),
-                               np.full(z0.size - len(free), 2.0)])
-    res = levenberg_marquardt(prob.fun, prob.jac, z0, (lo, hi), max_step=max_step)
-    resid = res.fun.reshape(-1, 2)
-    dof = max(1, res.fun.size - res.x.size)
-    s2 = 2.0 * res.cost / dof
-    infl = max(_inflation(resid[:, 0]), _inflation(resid[:, 1]))
-    jtj = res.jac.T @ res.jac
-    cov = s2 * infl * np.linalg.pinv(jtj)
-    frs, x0s, t0s = prob.unpack(res.x)
-    return OEFit(params=frs[0], free=list(free), z=res.x, cov_z=cov, x0=x0s[0], t0=float(t0s[0]),
-                 residual_rms=np.sqrt((resid ** 2).mean(axis=0)), inflation=infl,
-                 nfev=prob.nfev, success=bool(res.success), message=str(res.message),
-                 extras={"cost": float(res.cost), "substep_mean": float(prob.sched.mean()),
-                         "jacobians": res.njev})
+    return fit_output_error_many([Experiment(d, rig, init)], start, free, progress=progress,
+                                 max_nfev=max_nfev, horizon_s=horizon_s)[0]
+
+
+def whiteness(resid: np.ndarray, lags: tuple[int, ...] = (1, 10, 100)) -> dict[str, dict[str, float]]:
+    """Residual autocorrelation per joint at a few lags: near 0 means white residuals."""
+    out = {}
+    for j, name in enumerate(("arm", "pendulum")):
+        r = resid[:, j] - resid[:, j].mean()
+        den = float(r @ r) or 1.0
+        out[name] = {f"lag{k}": float(r[:-k] @ r[k:] / den) for k in lags if k < r.size}
+    return out

@@ -14,7 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._rig import PARAM_NAMES, FrictionParams, RigParams
 
@@ -46,7 +46,8 @@ class IdentificationResult(BaseModel):
     method: str
     capture_id: str | None = None
     parameters: dict[str, ParameterEstimate]
-    fit_percent: dict[str, float] = Field(description="seed 000 eq. 53 per joint: arm, pendulum")
+    fit_percent: dict[str, float | None] = Field(
+        description="seed 000 eq. 53 per joint: arm, pendulum; null where a joint never moved")
     compute_seconds: float
     normalized_compute_time: float = Field(
         description="seed 000 eq. 54: compute s / (capture s x sample rate)")
@@ -62,6 +63,13 @@ class IdentificationResult(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    @field_validator("fit_percent", mode="before")
+    @classmethod
+    def _undefined_fit_is_null(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # a joint that never moved has no variance to explain: its fit is undefined
+        return {k: (None if isinstance(x, float) and not np.isfinite(x) else x)
+                for k, x in v.items()}
+
     def friction_params(self) -> FrictionParams:
         """The parameter set to simulate: estimates, and assumed values where not identifiable."""
         vals = []
@@ -75,6 +83,11 @@ class IdentificationResult(BaseModel):
 
     def to_json(self, indent: int | None = None) -> str:
         return self.model_dump_json(by_alias=True, indent=indent)
+
+
+def format_fit(fit: dict[str, float | None]) -> str:
+    """'arm 99.9990 %, pendulum 99.9999 %' (n/a where a joint never moved)."""
+    return ", ".join(f"{k} {'n/a' if v is None else f'{v:.4f} %'}" for k, v in fit.items())
 
 
 def fit_percent(simulated: np.ndarray, measured: np.ndarray) -> np.ndarray:
