@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from ._grey_box import METHOD as GREY_BOX, identify_grey_box
+from ._integral import METHOD as INTEGRAL, identify_integral
 from ._measurement import Measurement
+from ._oe_method import METHOD as OUTPUT_ERROR, identify_output_error
 from ._result import IdentificationResult
+from ._uas import METHOD as UAS, identify_uas
 
 
 class Method(Protocol):
@@ -14,7 +17,12 @@ class Method(Protocol):
                  ) -> IdentificationResult: ...
 
 
-METHODS: dict[str, Method] = {GREY_BOX: identify_grey_box}
+METHODS: dict[str, Method] = {
+    GREY_BOX: identify_grey_box,  # the recommended estimator
+    OUTPUT_ERROR: identify_output_error,
+    UAS: identify_uas,  # seed 000
+    INTEGRAL: identify_integral,  # seed 004
+}
 DEFAULT_METHOD = GREY_BOX
 
 
