@@ -170,6 +170,37 @@ def format_result(result: Any) -> str:
     return "\n".join(lines)
 
 
+# -- compare ----------------------------------------------------------------------------
+def cmd_compare(args: argparse.Namespace) -> int:
+    from identify._compare import compare_methods, parameter_table, table_v
+
+    m = _load_measurement(args.file, args.tilt, _settings(args))
+    methods = args.methods.split(",") if args.methods else None
+    unknown = [x for x in methods or [] if x not in METHODS]
+    if unknown:
+        raise UsageError(f"--methods: unknown method {unknown[0]!r}; choose from "
+                         f"{', '.join(sorted(METHODS))}")
+    bar = ProgressBar("compare")
+    try:
+        results = compare_methods(m, methods, progress=bar)
+    finally:
+        bar.close()
+    print(table_v(results))
+    print()
+    print(parameter_table(results))
+    if args.plot:
+        from identify._plots import write_figures
+        from identify._uas import run_uas
+
+        if not any("initial_state" in r.diagnostics for r in results):
+            from identify import identify as run_method
+            results.append(run_method(m, method="grey-box"))
+        paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m))
+        for path in paths:
+            print(f"wrote {path}")
+    return 0
+
+
 # -- export -------------------------------------------------------------------------------
 def cmd_export(args: argparse.Namespace) -> int:
     _settings(args)  # a given --config must be valid even where no key applies
@@ -273,6 +304,13 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--method", default=DEFAULT_METHOD, choices=sorted(METHODS))
     i.add_argument("--json", action="store_true", help="print only the result as JSON")
     i.set_defaults(func=cmd_identify)
+
+    c = sub.add_parser("compare", help="run every method on a capture: the seed's Table V")
+    c.add_argument("file", help="capture FILE.h5 or FILE.csv")
+    c.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+    c.add_argument("--methods", help="comma-separated subset (default: all)")
+    c.add_argument("--plot", metavar="DIR", help="write PNG figures like seed 000 Figs. 4-7")
+    c.set_defaults(func=cmd_compare)
 
     e = sub.add_parser("export", help="convert a capture between HDF5 and CSV")
     e.add_argument("file")

@@ -8,6 +8,7 @@ from ._grey_box import METHOD as GREY_BOX, identify_grey_box
 from ._integral import METHOD as INTEGRAL, identify_integral
 from ._measurement import Measurement
 from ._oe_method import METHOD as OUTPUT_ERROR, identify_output_error
+from ._regression import METHOD as REGRESSION, identify_regression
 from ._result import IdentificationResult
 from ._uas import METHOD as UAS, identify_uas
 
@@ -20,6 +21,7 @@ class Method(Protocol):
 METHODS: dict[str, Method] = {
     GREY_BOX: identify_grey_box,  # the recommended estimator
     OUTPUT_ERROR: identify_output_error,
+    REGRESSION: identify_regression,  # seed 002
     UAS: identify_uas,  # seed 000
     INTEGRAL: identify_integral,  # seed 004
 }
