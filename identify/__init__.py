@@ -10,6 +10,8 @@ from ._differentiate import (
     holoborodko_first_coefficients,
     holoborodko_second,
     holoborodko_second_coefficients,
+    savitzky_golay_first,
+    savitzky_golay_second,
 )
 from ._grey_box import identify_grey_box, simulate_capture
 from ._measurement import Measurement
@@ -33,7 +35,8 @@ __all__ = [
     "IdentificationResult", "Measurement", "ParameterEstimate", "Release", "RigParams",
     "acceleration", "contiguous_segments", "decimate_mean", "find_release", "fit_percent",
     "friction", "friction_torque", "holoborodko_first", "holoborodko_first_coefficients",
-    "holoborodko_second", "holoborodko_second_coefficients", "identify", "identify_grey_box",
+    "holoborodko_second", "holoborodko_second_coefficients", "savitzky_golay_first",
+    "savitzky_golay_second", "identify", "identify_grey_box",
     "inverse_dynamics", "normalized_compute_time", "simulate",
     "simulate_capture", "simulate_rk4", "total_energy",
 ]
