@@ -10,6 +10,7 @@ from ._measurement import Measurement
 from ._oe_method import METHOD as OUTPUT_ERROR, identify_output_error
 from ._regression import METHOD as REGRESSION, identify_regression
 from ._result import IdentificationResult
+from ._simplex_method import METHOD as SIMPLEX, identify_simplex
 from ._uas import METHOD as UAS, identify_uas
 
 
@@ -24,6 +25,7 @@ METHODS: dict[str, Method] = {
     REGRESSION: identify_regression,  # seed 002
     UAS: identify_uas,  # seed 000
     INTEGRAL: identify_integral,  # seed 004
+    SIMPLEX: identify_simplex,  # seed 003's optimiser on the output-error problem
 }
 DEFAULT_METHOD = GREY_BOX
 
