@@ -130,7 +130,7 @@ def parameter_estimates(oe: OEFit, free: list[int], fixed: dict[int, str] | None
         if k not in free:
             params[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
                                              assumed=float(oe.params[k]),
-                                             note=fixed.get(k, "held fixed in this fit"))
+                                             note=fixed.get(k, "not identified: held fixed in this fit"))
             continue
         j = free.index(k)
         val = float(oe.params[k])
@@ -156,7 +156,7 @@ def parameter_estimates(oe: OEFit, free: list[int], fixed: dict[int, str] | None
         elif weak_stribeck:
             params[name] = ParameterEstimate(
                 value=None, ci95=ci, identifiable=False, assumed=val,
-                note=(f"weakly identified: the Wald interval spans x{math.exp(half):.2f} and "
+                note=(f"not identifiable with confidence: the Wald interval spans x{math.exp(half):.2f} and "
                       "mu_s, omega_t trade off along a curved valley with near-equal minima; "
                       "the output-error method gives its profile-likelihood interval"))
         elif not ok:

@@ -139,7 +139,7 @@ def identify_output_error(m: Measurement, progress: Progress | None = None, *,
                         if profile else (parameter_estimates(oe, free), {}))
     for name in (fixed or {}):
         params[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
-                                         assumed=float(fixed[name]), note="fixed by the user")
+                                         assumed=float(fixed[name]), note="not identified: fixed by the user")
     elapsed = time.perf_counter() - t0
     return build_result(METHOD, p, oe, free, elapsed, parameters=params,
                         extra={"starts": starts, "profile_likelihood": profiled})

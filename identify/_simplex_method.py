@@ -61,7 +61,7 @@ def identify_simplex(m: Measurement, progress: Progress | None = None, *,
     if not res.success:  # Jacobian intervals describe a minimum; this is not one
         params = {name: (est if est.value is None else ParameterEstimate(
             value=est.value, ci95=None, identifiable=False, assumed=est.value,
-            note=f"the simplex stopped before converging ({res.message}); no interval"))
+            note=f"not identifiable here: the simplex stopped before converging ({res.message})"))
             for name, est in params.items()}
     elapsed = time.perf_counter() - t0
     return build_result(METHOD, p, oe, FREE, elapsed, parameters=params,

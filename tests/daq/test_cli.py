@@ -146,8 +146,9 @@ def test_result_json_has_the_documented_shape(table3):
             lo, hi = p["ci95"]
             assert lo <= p["value"] <= hi, name
             assert p["assumed"] is None
-        else:
-            assert p["value"] is None and p["ci95"] is None
+        else:  # no estimate; what the simulation assumed, why, and any range the data allow
+            assert p["value"] is None and p["note"]
+            assert p["assumed"] is not None
             assert p["assumed"] > 0
             assert p["note"].startswith("not identifiable")
     assert set(result["fit_percent"]) == {"arm", "pendulum"}

@@ -90,7 +90,7 @@ def test_fixed_parameters_are_held_and_reported():
     res = identify_output_error(m, fixed={"omega_t1": 5e-3, "mu_s1": 7e-4}, profile=False)
     assert res.parameters["omega_t1"].assumed == 5e-3
     assert res.parameters["omega_t1"].identifiable is False
-    assert "fixed" in res.parameters["mu_s1"].note
+    assert "fixed by the user" in res.parameters["mu_s1"].note
     assert res.parameters["mu_d1"].value == pytest.approx(6e-4, rel=0.01)
     with pytest.raises(ValueError, match="unknown parameter"):
         identify_output_error(m, fixed={"mu_x": 1.0}, profile=False)
