@@ -221,13 +221,24 @@ def cmd_export(args: argparse.Namespace) -> int:
 async def _run_service(settings: Settings, args: argparse.Namespace) -> int:
     from drivers import SimulatedRig
 
-    from ._mqtt import Publisher, resolve_broker
-    from ._service import RigService
+    if args.port:  # the bridge is opened (handshake, INFO) before the service is built
+        from drivers import SerialBridge
 
+        rate = settings.sample_rate_hz
+        if rate != int(rate):
+            raise UsageError(f"--port: sample_rate_hz must be a whole number of Hz, got {rate}")
+        async with SerialBridge(args.port, rate_hz=int(rate)) as bridge:
+            return await _serve(settings, args, bridge)
     sim = settings.sim
     source = SimulatedRig(rig=settings.rig, friction=sim.friction, pose_deg=sim.pose_deg,
                           rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
                           block_size=sim.block_size, paced=not args.unpaced, hold_s=sim.hold_s)
+    return await _serve(settings, args, source)
+
+
+async def _serve(settings: Settings, args: argparse.Namespace, source: Any) -> int:
+    from ._mqtt import Publisher, resolve_broker
+    from ._service import RigService
 
     def say(text: str) -> None:
         print(text, flush=True)
@@ -243,8 +254,8 @@ async def _run_service(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if not args.sim:
-        raise UsageError("run: choose a source: --sim (the serial bridge comes with --port)")
+    if args.sim == bool(args.port):
+        raise UsageError("run: choose one source: --sim or --port PATH")
     if args.captures is not None and args.captures < 1:
         raise UsageError(f"--captures must be >= 1, got {args.captures}")
     settings = _settings(args)
@@ -252,6 +263,39 @@ def cmd_run(args: argparse.Namespace) -> int:
         return asyncio.run(_run_service(settings, args))
     except KeyboardInterrupt:
         return 130
+
+
+# -- emulate-firmware -------------------------------------------------------------------
+def cmd_emulate_firmware(args: argparse.Namespace) -> int:
+    import signal
+
+    from drivers import EmulatorConfig, FirmwareEmulator
+    from drivers._emulator import parse_window
+
+    try:
+        windows = {name: parse_window(getattr(args, name), f"--{name}")
+                   if getattr(args, name) else None for name in ("stall", "vanish", "garbage")}
+        cfg = EmulatorConfig(
+            corrupt=args.corrupt, drop=args.drop, reset_at=args.reset, version=args.version,
+            pose_deg=tuple(args.pose), link=args.link, paced=not args.unpaced,
+            rate_hz=int(_settings(args).sample_rate_hz), **windows)
+    except ValueError as exc:
+        raise UsageError(f"emulate-firmware: {exc}") from None
+    emu = FirmwareEmulator(cfg)
+    signal.signal(signal.SIGTERM, lambda *_: emu.stop())
+    emu.start()
+    print(emu.port, flush=True)
+    print(f"hilrig: emulating the bridge firmware on {emu.pty_path}"
+          + (f" (link {cfg.link})" if cfg.link else "") + f", boot {emu.boot_id:016x}; "
+          "Ctrl-C stops", file=sys.stderr, flush=True)
+    try:
+        while emu.running:
+            emu.wait(1.0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        emu.stop()
+    return 1 if emu.error else 0
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
@@ -320,10 +364,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run the acquisition service")
     r.add_argument("--sim", action="store_true", help="use the simulated rig")
+    r.add_argument("--port", metavar="PATH", help="use the serial bridge on this port")
     r.add_argument("--captures", type=int, help="stop after N identified captures")
     r.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
     r.add_argument("--method", default=None, choices=sorted(METHODS))
     r.set_defaults(func=cmd_run)
+
+    ef = sub.add_parser("emulate-firmware",
+                        help="emulate the bridge firmware on a pseudo-terminal (prints its path)")
+    ef.add_argument("--link", metavar="PATH", help="keep a symlink here to the current pty")
+    ef.add_argument("--corrupt", type=float, default=0.0, metavar="P",
+                    help="probability per frame of a flipped bit")
+    ef.add_argument("--drop", type=float, default=0.0, metavar="P",
+                    help="probability per frame of a lost byte")
+    ef.add_argument("--stall", metavar="T:S",
+                    help="send nothing from T for S seconds (T: seconds after the first START)")
+    ef.add_argument("--reset", type=float, metavar="T", help="reset the board at T")
+    ef.add_argument("--vanish", metavar="T:S", help="the port disappears at T for S seconds")
+    ef.add_argument("--version", type=int, default=1, help="protocol major version to speak")
+    ef.add_argument("--garbage", nargs="?", const="0:inf", metavar="T:S",
+                    help="random bytes instead of frames (default: from the start, for ever)")
+    ef.add_argument("--pose", type=float, nargs=2, default=(0.0, 120.0), metavar="DEG",
+                    help="release pose: arm, pendulum (degrees)")
+    ef.add_argument("--unpaced", action="store_true", help="stream as fast as the host reads")
+    ef.set_defaults(func=cmd_emulate_firmware)
 
     mo = sub.add_parser("monitor", help="print what the service publishes")
     mo.add_argument("--url", help="broker URL (default: config mqtt.url)")

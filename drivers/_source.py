@@ -64,6 +64,7 @@ class Source(Protocol):
     """What the DAQ needs from any source."""
 
     info: SourceInfo
+    stats: SourceStats
 
     async def __aenter__(self) -> Self: ...
 
@@ -80,3 +81,9 @@ class SourceStats:
     samples: int = 0
     lost_samples: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+
+    def health(self) -> dict[str, object]:
+        """JSON-able counters for status messages and capture records (non-zero errors only)."""
+        return {"blocks": self.blocks, "samples": self.samples,
+                "lost_samples": self.lost_samples,
+                "errors": {k: v for k, v in sorted(self.errors.items()) if v}}
