@@ -49,6 +49,10 @@ class TriggerConfig(_Section):
     max_duration_s: float = Field(
         110.0, gt=0, le=3600,
         description="hard end of a capture; with pre_trigger_s it must fit in the ring")
+    bridge_gap_s: float = Field(
+        0.01, ge=0, le=1,
+        description="the trigger (only) sees a gap this short as the last sample held, so a "
+                    "lossy link can still settle; longer gaps restart every window")
 
 
 class RingConfig(_Section):

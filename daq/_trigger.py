@@ -29,7 +29,10 @@ Definitions (W = still_window_s, in samples):
 * The capture starts at onset - pre_trigger_s and ends at Settled.end_index
   (exclusive), see Settled.
 
-A gap in sample indices (lost samples) breaks every window: stillness has to be
+A gap of at most bridge_gap_s is bridged: the trigger (not the capture, which keeps
+the gap) sees the last sample before it held through it. One lost 1 ms frame cannot
+hide a swing, and without this a link that loses a few frames a second would never
+hold still for hold_s. A longer gap breaks every window: stillness has to be
 re-established from samples after the gap (so arming and settling are delayed by the
 window), the onset look-back stops at the first sample after the gap, and the rest
 band held while armed is kept, so a release during the gap triggers on the first
@@ -114,6 +117,7 @@ class FreeDecayTrigger:
         self.hold = max(1, round(cfg.hold_s * rate_hz))
         self.max_len = max(1, round(cfg.max_duration_s * rate_hz))
         self.pre = round(cfg.pre_trigger_s * rate_hz)
+        self.bridge = round(cfg.bridge_gap_s * rate_hz)
         self._look = 2 * self.window  # raw history kept before each block
         self._raw = np.zeros((self._look, 2), np.int32)
         # running min/max/still of the last W samples (the lagged rest band)
@@ -155,6 +159,10 @@ class FreeDecayTrigger:
             if f < self._next:
                 raise ValueError(f"block starts at sample {f} but {self._next} was expected: "
                                  f"sample indices must not go backwards")
+            if f - self._next <= self.bridge and self._valid:
+                held = np.repeat(self._raw[self._look - 1:self._look], f - self._next, axis=0)
+                filler = SampleBlock(self._next, held, block.host_time)
+                return self.process(filler) + self.process(block)
             self._valid, self._run = 0, 0  # a gap: no window may span it
             self._st[:] = False
         self._grow(n)

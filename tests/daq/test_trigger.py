@@ -230,10 +230,31 @@ def test_motion_during_a_gap_triggers_on_the_first_sample_after_it():
 def test_gap_while_recording_restarts_the_stillness_count():
     c = synthetic()
     cut = 4000  # in the quiet tail: the gap-free run settles earlier
-    gap = 50
+    gap = 500  # longer than bridge_gap_s
     events = run([SampleBlock(0, c[:cut], 0.0), SampleBlock(cut + gap, c[cut:], 0.0)])
     # stillness needs a full window of samples after the gap, then hold more samples
     assert events[-1] == Settled(cut + gap + 200 - 1 + 1000, "settled")
+
+
+def test_short_gaps_are_bridged_so_a_lossy_link_still_settles():
+    """A frame lost four times a second (never hold_s without one) still settles, at the
+    index a gap-free stream with the last sample held through each gap would."""
+    c = synthetic()
+    rng = np.random.default_rng(3)
+    cuts = np.arange(100, len(c) - 200, 250)
+    cuts += 10 * rng.integers(0, 10, cuts.size)
+    blocks, held, start = [], c.copy(), 0
+    for cut in cuts:
+        blocks.append(SampleBlock(start, c[start:cut], 0.0))
+        held[cut:cut + 10] = c[cut - 1]
+        start = cut + 10
+    blocks.append(SampleBlock(start, c[start:], 0.0))
+    lossy = run(blocks)
+    assert [type(e) for e in lossy] == [Armed, Triggered, Settled]
+    assert lossy[-1].reason == "settled"
+    assert lossy == run([SampleBlock(0, held, 0.0)])
+    unbridged = run(blocks, TriggerConfig(bridge_gap_s=0.0))
+    assert not any(isinstance(e, Settled) for e in unbridged)
 
 
 def test_indices_going_backwards_are_an_error():
