@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -60,6 +61,7 @@ class _Pending:
     start: int
     trigger: Triggered
     started_utc: str
+    link_errors: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,6 +91,37 @@ class RigService:
         self.directory = Path(settings.storage.directory)
         self.report = ServiceReport()
         self._queue: asyncio.Queue[Callable[[Publisher], Awaitable[Any]] | None] = asyncio.Queue()
+        self._state = "idle"
+        self._faults_seen: tuple[Any, ...] | None = None
+        self._faults_checked = 0.0
+
+    # -- status: the state and the source's link health -------------------------------------
+    def _health(self) -> dict[str, Any]:
+        stats = getattr(self.source, "stats", None)
+        return stats.health() if stats is not None else {}
+
+    def _set_state(self, state: str) -> None:
+        self._state = state
+        health = self._health()
+        self._faults_seen = _fault_signature(health)
+        info = self.source.info  # re-read: a board reset changes its identity
+        self._publish(lambda p: p.publish_status(state, source=info, link=health))
+
+    def _watch_link(self) -> None:
+        """At most once a second: a new fault (gap, error, reconnect) is told and published."""
+        now = time.monotonic()
+        if now - self._faults_checked < 1.0:
+            return
+        self._faults_checked = now
+        health = self._health()
+        signature = _fault_signature(health)
+        if signature == self._faults_seen:
+            return
+        self._faults_seen = signature
+        self.on_event("link: " + _fault_line(health))
+        info = self.source.info
+        state = self._state
+        self._publish(lambda p: p.publish_status(state, source=info, link=health))
 
     # -- publication: one task owns the connection; acquisition only enqueues --------------
     def _publish(self, job: Callable[[Publisher], Awaitable[Any]]) -> None:
@@ -103,9 +136,10 @@ class RigService:
                 log.exception("publication failed")
 
     # -- the capture pipeline beside acquisition -------------------------------------------
-    async def _finish(self, pool: Any, capture: Capture) -> None:
+    async def _finish(self, pool: Any, capture: Capture, link_errors: dict[str, int]) -> None:
         path = self.directory / f"{capture.capture_id}.h5"
         summary = capture_summary(capture, path)
+        summary["link_errors"] = link_errors
         outcome = CaptureOutcome(capture.capture_id, path, summary)
         self.report.outcomes.append(outcome)
         try:
@@ -156,7 +190,7 @@ class RigService:
     async def run(self) -> ServiceReport:
         self.directory.mkdir(parents=True, exist_ok=True)
         publisher_task = asyncio.create_task(self._publisher_task())
-        self._publish(lambda p: p.publish_status("idle", source=self.source.info))
+        self._set_state("idle")
         finishing: set[asyncio.Task[None]] = set()
         pending: _Pending | None = None
         settled_count = 0
@@ -165,22 +199,24 @@ class RigService:
             async with self.source:
                 async for block in self.source.blocks():
                     self.ring.write(block)
+                    self._watch_link()
                     for ev in self.trigger.process(block):
                         if isinstance(ev, Triggered):
                             pending = _Pending(new_capture_id(),
                                                max(ev.capture_start, self.ring.oldest_index),
-                                               ev, _utc())
+                                               ev, _utc(), self._error_counts())
                             self.ring.retain_from(pending.start)
                             self.on_event(f"capture {pending.capture_id}: release detected")
-                            self._publish(lambda p: p.publish_status("capturing"))
+                            self._set_state("capturing")
                         elif isinstance(ev, Settled) and pending is not None:
                             capture = self._take_capture(pending, ev)
+                            errors = _count_diff(self._error_counts(), pending.link_errors)
                             pending = None
                             settled_count += 1
-                            task = asyncio.create_task(self._finish(pool, capture))
+                            task = asyncio.create_task(self._finish(pool, capture, errors))
                             finishing.add(task)
                             task.add_done_callback(finishing.discard)
-                            self._publish(lambda p: p.publish_status("idle"))
+                            self._set_state("idle")
                             self.trigger.arm()
                             if self.captures is None or settled_count < self.captures:
                                 self._rearm_source()
@@ -194,10 +230,39 @@ class RigService:
             await publisher_task
         return self.report
 
+    def _error_counts(self) -> dict[str, int]:
+        health = self._health()
+        counts = dict(health.get("errors", {}))
+        for key in ("lost_samples", "gaps", "reconnects", "resets"):
+            if key in health:
+                counts[key] = int(health[key])
+        return counts
+
     def _rearm_source(self) -> None:
         """The simulated rig is put back at its pose and released again (an operator would)."""
         if isinstance(self.source, SimulatedRig):
             self.source.hold(self.settings.sim.pose_deg, release_in_s=self.settings.sim.hold_s)
+
+
+def _fault_signature(health: dict[str, Any]) -> tuple[Any, ...]:
+    return (health.get("lost_samples"), health.get("gaps"), health.get("reconnects"),
+            health.get("resets"), tuple(sorted(health.get("errors", {}).items())))
+
+
+def _count_diff(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    """Counters that grew, by how much (what happened on the link during a capture)."""
+    return {k: v - before.get(k, 0) for k, v in sorted(after.items()) if v > before.get(k, 0)}
+
+
+def _fault_line(health: dict[str, Any]) -> str:
+    """One line for the terminal: totals of what went wrong on the link so far."""
+    errors = health.get("errors", {})
+    parts = [f"{health.get('lost_samples', 0)} samples lost"]
+    for key in ("gaps", "reconnects", "resets"):
+        if health.get(key):
+            parts.append(f"{health[key]} {key}")
+    parts += [f"{v} {k}" for k, v in errors.items()]
+    return ", ".join(parts) + " (totals)"
 
 
 def capture_summary(capture: Capture, path: Path) -> dict[str, Any]:
