@@ -267,3 +267,44 @@ def test_indices_going_backwards_are_an_error():
 def test_threshold_inside_the_still_band_is_rejected():
     with pytest.raises(ValueError, match="motion_threshold_counts"):
         FreeDecayTrigger(TriggerConfig(motion_threshold_counts=2, still_band_counts=4), RATE)
+
+
+# -- the fitted release moment ------------------------------------------------------------
+
+@pytest.mark.parametrize("pose", [(0.0, 120.0), (0.0, 30.0), (0.0, 10.0), (10.0, 0.0),
+                                  (5.0, 5.0), (20.0, 90.0)])
+def test_release_estimate_is_within_half_a_millisecond_of_the_release(pose):
+    # the first sample off the rest band lags 2-13 ms behind the release (slow starts
+    # cross one count late); the fit of the first crossings finds the release itself
+    src = SimulatedRig(pose_deg=pose, paced=False, hold_s=1.0)
+    trig = FreeDecayTrigger(CFG, RATE)
+    events = feed(trig, src, 150)
+    fired = [e for e in events if isinstance(e, Triggered)]
+    assert len(fired) == 1
+    t = fired[0]
+    assert t.release_estimate is not None
+    assert abs(t.release_estimate - src.release_index) <= 5  # samples: 0.5 ms
+    assert t.release_estimate <= t.onset_index
+
+
+def test_release_estimate_of_a_dithered_rest_stays_within_five_milliseconds():
+    # +-1 count of edge jitter at rest widens the band: the fit still lands near the release
+    src = SimulatedRig(pose_deg=(0.0, 60.0), paced=False, hold_s=1.0)
+    trig = FreeDecayTrigger(CFG, RATE)
+    events = feed(trig, src, 150, dither=np.random.default_rng(3))
+    t = next(e for e in events if isinstance(e, Triggered))
+    assert abs(t.release_estimate - src.release_index) <= 50
+
+
+def test_arming_near_a_pose_ignores_the_rest_it_was_moved_from():
+    # an operator lifting the pendulum to the pose must not count as the release
+    src = SimulatedRig(pose_deg=(0.0, 0.0), paced=False, auto_release=False)
+    trig = FreeDecayTrigger(CFG, RATE)
+    assert [type(e) for e in feed(trig, src, 60)] == [Armed]
+    trig.arm(near=(0, 13_333), tolerance_counts=1_111)  # 120 deg, +-10 deg
+    assert feed(trig, src, 60) == []  # still at the old rest: not armed there
+    src.hold((0.0, 120.0), release_in_s=1.0)  # moved to the pose (a jump), held, let go
+    events = feed(trig, src, 150)
+    assert [type(e) for e in events] == [Armed, Triggered]
+    assert events[0].rest == (0, 13_333)
+    assert abs(events[1].release_estimate - src.release_index) <= 5
