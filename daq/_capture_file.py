@@ -68,7 +68,7 @@ _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)
 __all__ = [
     "CSV_COLUMNS", "FORMAT_NAME", "FORMAT_VERSION", "Capture", "CaptureFileError", "TriggerInfo",
     "read_capture", "read_capture_csv", "read_capture_h5", "write_capture_csv",
-    "write_capture_h5",
+    "write_capture_h5", "write_text_atomic",
 ]
 
 _REQUIRED_ATTRS = ("capture_id", "sample_rate_hz", "counts_per_rev", "software_version",
@@ -88,7 +88,8 @@ class TriggerInfo(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     trigger_index: int | None = None  # sample at which motion crossed the threshold
-    onset_index: int | None = None  # estimated start of the motion (release)
+    onset_index: int | None = None  # first sample off the rest band
+    release_estimate: float | None = None  # fitted release moment (fractional sample index)
     start_index: int | None = None  # first sample kept (pre-trigger history included)
     end_index: int | None = None  # one past the last sample kept
     end_reason: str | None = None  # "settled", "max_duration", ...
@@ -284,6 +285,16 @@ def write_capture_h5(path: str | os.PathLike[str], capture: Capture, *,
                 ds.attrs["columns"] = "arm,pendulum"
             ds = _create_column_chunked(f, "sample_index", capture.sample_index)
             ds.attrs["note"] = "device sample counter; a step > 1 marks lost samples"
+    return final
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *,
+                      overwrite: bool = False) -> Path:
+    """Write a small text file (a result's JSON) with the same never-partial guarantee."""
+    final = Path(path)
+    with _atomic_target(final, overwrite) as tmp:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
+            f.write(text)
     return final
 
 

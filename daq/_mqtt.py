@@ -5,6 +5,7 @@ Topics, all under ``hilrig/<rig_id>/`` (a later contract versions this tree furt
 - ``status``: retained, QoS 1, StatusMessage; the connection's last will is a retained
   ``"offline"`` status, so a killed service leaves "offline" behind.
 - ``capture/<capture_id>``: QoS 1, CaptureMessage (the caller's summary dict).
+- ``session/<session_id>``: retained, QoS 1, SessionMessage: a session's progress.
 - ``result/<capture_id>/<method>``: QoS 1, ResultMessage (the caller's result, e.g. an
   identify.IdentificationResult); the same payload is also retained on ``result/latest``.
 
@@ -43,7 +44,7 @@ from ._config import MqttConfig
 from ._version import SOFTWARE_VERSION
 
 __all__ = [
-    "CaptureMessage", "EmbeddedBroker", "Publisher", "ResultMessage", "State",
+    "CaptureMessage", "EmbeddedBroker", "Publisher", "ResultMessage", "SessionMessage", "State",
     "StatusMessage", "Topics", "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker",
 ]
 
@@ -112,6 +113,9 @@ class Topics:
         return (f"{self.prefix}/result/{_check_id('capture_id', capture_id)}/"
                 f"{_check_id('method', method)}")
 
+    def session(self, session_id: str) -> str:
+        return f"{self.prefix}/session/{_check_id('session_id', session_id)}"
+
 
 class _Message(BaseModel):
     """Fields every payload carries; ``to_json()`` gives the bytes published."""
@@ -149,6 +153,14 @@ class CaptureMessage(_Message):
     capture_id: str
 
 
+class SessionMessage(_Message):
+    """``session/<session_id>`` (retained): a session's plan progress and its state."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_id: Literal["hilrig.session/1"] = Field("hilrig.session/1", alias="schema")
+    session_id: str
+
+
 class ResultMessage(_Message):
     """``result/<capture_id>/<method>`` and ``result/latest``: envelope, then result keys.
 
@@ -176,7 +188,7 @@ class Publisher:
 
     def __init__(self, cfg: MqttConfig, *, url: str | None = None,
                  software_version: str = SOFTWARE_VERSION, source: SourceInfo | None = None,
-                 publish_timeout_s: float = 2.0) -> None:
+                 publish_timeout_s: float = 2.0, announce: bool = True) -> None:
         self.cfg = cfg
         self.url = cfg.url if url is None else url
         self.host, self.port = parse_mqtt_url(self.url)
@@ -185,6 +197,7 @@ class Publisher:
         self.software_version = software_version
         self.source = source
         self.publish_timeout_s = publish_timeout_s
+        self.announce = announce  # False: a side connection that leaves the status alone
         self._client: aiomqtt.Client | None = None
 
     def _status(self, state: State, **extra: Any) -> StatusMessage:
@@ -193,8 +206,8 @@ class Publisher:
         return StatusMessage(rig_id=self.cfg.rig_id, state=state, source=self.source, **extra)
 
     async def __aenter__(self) -> Self:
-        will = aiomqtt.Will(self.topics.status, self._status("offline").to_json(),
-                            qos=1, retain=True)
+        will = (aiomqtt.Will(self.topics.status, self._status("offline").to_json(),
+                             qos=1, retain=True) if self.announce else None)
         client = aiomqtt.Client(
             self.host, self.port, identifier=self.client_id, will=will,
             keepalive=self.cfg.keepalive_s, timeout=self.cfg.connect_timeout_s,
@@ -206,7 +219,8 @@ class Publisher:
                                   f"as {self.client_id!r}: {exc}") from None
         self._client = client
         log.info("connected to %s as %s", self.url, self.client_id)
-        await self.publish_status("online")
+        if self.announce:
+            await self.publish_status("online")
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -214,8 +228,9 @@ class Publisher:
         client, self._client = self._client, None
         if client is None:
             return
-        await self._publish(client, self.topics.status, self._status("offline").to_json(),
-                            retain=True)
+        if self.announce:
+            await self._publish(client, self.topics.status, self._status("offline").to_json(),
+                                retain=True)
         try:
             await client.__aexit__(None, None, None)
         except aiomqtt.MqttError as err:
@@ -249,6 +264,14 @@ class Publisher:
         body["software_version"] = body.get("software_version") or self.software_version
         msg = CaptureMessage(rig_id=self.cfg.rig_id, capture_id=capture_id, **body)
         return await self._publish(self._client, topic, msg.to_json(), retain=False)
+
+    async def publish_session(self, session_id: str, progress: dict[str, Any]) -> bool:
+        """``session/<session_id>``, retained (QoS 1): a dashboard joining late sees it."""
+        body = _body("hilrig.session/1", progress, rig_id=self.cfg.rig_id, session_id=session_id)
+        body["software_version"] = body.get("software_version") or self.software_version
+        msg = SessionMessage(rig_id=self.cfg.rig_id, session_id=session_id, **body)
+        return await self._publish(self._client, self.topics.session(session_id), msg.to_json(),
+                                   retain=True)
 
     async def publish_result(self, capture_id: str, method: str,
                              result: dict[str, Any] | BaseModel) -> bool:

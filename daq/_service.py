@@ -84,6 +84,8 @@ class RigService:
         self.publisher = publisher
         self.captures = captures
         self.method = method or settings.identify.method
+        self.methods = [self.method]
+        self._settled_count = 0
         self.on_event = on_event or (lambda text: None)
         rate = source.info.sample_rate_hz
         self.ring = RingBuffer.from_seconds(settings.ring.seconds, rate)
@@ -136,49 +138,101 @@ class RigService:
                 log.exception("publication failed")
 
     # -- the capture pipeline beside acquisition -------------------------------------------
+    def capture_path(self, capture_id: str) -> Path:
+        """Where a capture's file goes (a session lays its archive out by date and session)."""
+        return self.directory / f"{capture_id}.h5"
+
     async def _finish(self, pool: Any, capture: Capture, link_errors: dict[str, int]) -> None:
-        path = self.directory / f"{capture.capture_id}.h5"
+        path = self.capture_path(capture.capture_id)
         summary = capture_summary(capture, path)
         summary["link_errors"] = link_errors
+        summary.update(self._capture_extras(capture))
         outcome = CaptureOutcome(capture.capture_id, path, summary)
         self.report.outcomes.append(outcome)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             await asyncio.to_thread(write_capture_h5, path, capture)
         except Exception as exc:  # noqa: BLE001 - reported, acquisition goes on
             outcome.error = f"{path}: capture file not written: {exc}"
             log.error(outcome.error)
             self.on_event(f"capture {capture.capture_id}: ERROR {outcome.error}")
+            self._capture_failed(outcome)
             return
         self.on_event(
             f"capture {capture.capture_id}: {summary['duration_s']:.1f} s, {summary['samples']} "
             f"samples, {summary['lost_samples']} lost, end: {summary['end_reason']} -> {path}")
+        self._capture_written(outcome)
         self._publish(lambda p: p.publish_capture(capture.capture_id, summary))
+        await self.identify_outcome(pool, outcome)
+
+    async def identify_outcome(self, pool: Any, outcome: CaptureOutcome,
+                               methods: list[str] | None = None) -> None:
+        """Identify a written capture with each method; every result is told and published."""
         loop = asyncio.get_running_loop()
-        try:
-            text = await loop.run_in_executor(pool, identify_file, str(path), self.method)
-            result = IdentificationResult.model_validate_json(text)
-        except Exception as exc:  # noqa: BLE001
-            outcome.error = f"{path}: identification failed: {exc}"
-            log.error(outcome.error)
-            self.on_event(f"capture {capture.capture_id}: ERROR {outcome.error}")
-            return
-        outcome.result = result
-        self.on_event(result_line(result))
-        topic = f"hilrig/{self.settings.mqtt.rig_id}/result/{capture.capture_id}/{result.method}"
+        for method in methods if methods is not None else self.methods:
+            try:
+                text = await loop.run_in_executor(pool, identify_file, str(outcome.path), method)
+                result = IdentificationResult.model_validate_json(text)
+            except Exception as exc:  # noqa: BLE001
+                outcome.error = f"{outcome.path}: identification ({method}) failed: {exc}"
+                log.error(outcome.error)
+                self.on_event(f"capture {outcome.capture_id}: ERROR {outcome.error}")
+                self._capture_failed(outcome)
+                return
+            outcome.result = result
+            self.on_event(result_line(result))
+            self._result_ready(outcome, result)
+            self._publish_result(outcome, result)
+        self._capture_identified(outcome)
+
+    def _publish_result(self, outcome: CaptureOutcome, result: IdentificationResult) -> None:
+        topic = f"hilrig/{self.settings.mqtt.rig_id}/result/{outcome.capture_id}/{result.method}"
 
         async def publish(p: Publisher) -> None:
-            ok = await p.publish_result(capture.capture_id, result.method, result)
-            outcome.published = ok
+            ok = await p.publish_result(outcome.capture_id, result.method, result)
+            outcome.published = ok if outcome.published is None else outcome.published and ok
             self.on_event(f"{'published' if ok else 'NOT published (broker did not ack)'} {topic}")
 
         self._publish(publish)
+
+    # -- hooks a session overrides (the plain service only reports) ------------------------
+    def _capture_extras(self, capture: Capture) -> dict[str, Any]:
+        return {}
+
+    def _capture_started(self, capture_id: str) -> None:
+        pass
+
+    def _capture_written(self, outcome: CaptureOutcome) -> None:
+        pass
+
+    def _result_ready(self, outcome: CaptureOutcome, result: IdentificationResult) -> None:
+        pass
+
+    def _capture_identified(self, outcome: CaptureOutcome) -> None:
+        pass
+
+    def _capture_failed(self, outcome: CaptureOutcome) -> None:
+        pass
+
+    def _block_seen(self, end_index: int) -> bool:
+        """Called after every block; False ends acquisition (a session's timeouts, limits)."""
+        return True
+
+    def _settled(self) -> bool:
+        """A capture was taken; returns whether acquisition goes on (and re-arms the rig)."""
+        self._settled_count += 1
+        more = self.captures is None or self._settled_count < self.captures
+        if more:
+            self._rearm_source()
+        return more
 
     def _take_capture(self, pending: _Pending, settled: Settled) -> Capture:
         start = max(pending.start, self.ring.oldest_index)
         idx, counts = self.ring.window(start, settled.end_index)
         self.ring.release()
         trig = TriggerInfo(trigger_index=pending.trigger.trigger_index,
-                           onset_index=pending.trigger.onset_index, start_index=start,
+                           onset_index=pending.trigger.onset_index,
+                           release_estimate=pending.trigger.release_estimate, start_index=start,
                            end_index=settled.end_index, end_reason=settled.reason,
                            started_utc=pending.started_utc)
         info = self.source.info
@@ -191,44 +245,54 @@ class RigService:
         self.directory.mkdir(parents=True, exist_ok=True)
         publisher_task = asyncio.create_task(self._publisher_task())
         self._set_state("idle")
-        finishing: set[asyncio.Task[None]] = set()
-        pending: _Pending | None = None
-        settled_count = 0
-        pool = identification_pool()
+        self._finishing: set[asyncio.Task[None]] = set()
+        self._pool = pool = identification_pool()
         try:
+            await self._before_acquisition(pool)
             async with self.source:
-                async for block in self.source.blocks():
-                    self.ring.write(block)
-                    self._watch_link()
-                    for ev in self.trigger.process(block):
-                        if isinstance(ev, Triggered):
-                            pending = _Pending(new_capture_id(),
-                                               max(ev.capture_start, self.ring.oldest_index),
-                                               ev, _utc(), self._error_counts())
-                            self.ring.retain_from(pending.start)
-                            self.on_event(f"capture {pending.capture_id}: release detected")
-                            self._set_state("capturing")
-                        elif isinstance(ev, Settled) and pending is not None:
-                            capture = self._take_capture(pending, ev)
-                            errors = _count_diff(self._error_counts(), pending.link_errors)
-                            pending = None
-                            settled_count += 1
-                            task = asyncio.create_task(self._finish(pool, capture, errors))
-                            finishing.add(task)
-                            task.add_done_callback(finishing.discard)
-                            self._set_state("idle")
-                            self.trigger.arm()
-                            if self.captures is None or settled_count < self.captures:
-                                self._rearm_source()
-                    if self.captures is not None and settled_count >= self.captures:
-                        break
-            if finishing:
-                await asyncio.gather(*finishing)
+                await self._acquire(pool)
+            if self._finishing:
+                await asyncio.gather(*self._finishing)
+            self._after_acquisition()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
             self._queue.put_nowait(None)
             await publisher_task
         return self.report
+
+    async def _before_acquisition(self, pool: Any) -> None:
+        """A resumed session identifies what an earlier run captured but did not finish."""
+
+    def _after_acquisition(self) -> None:
+        """Every capture is finished; what is published here still goes out."""
+
+    async def _acquire(self, pool: Any) -> None:
+        pending: _Pending | None = None
+        going = True
+        async for block in self.source.blocks():
+            self.ring.write(block)
+            self._watch_link()
+            for ev in self.trigger.process(block):
+                if isinstance(ev, Triggered):
+                    pending = _Pending(new_capture_id(),
+                                       max(ev.capture_start, self.ring.oldest_index),
+                                       ev, _utc(), self._error_counts())
+                    self.ring.retain_from(pending.start)
+                    self.on_event(f"capture {pending.capture_id}: release detected")
+                    self._capture_started(pending.capture_id)
+                    self._set_state("capturing")
+                elif isinstance(ev, Settled) and pending is not None:
+                    capture = self._take_capture(pending, ev)
+                    errors = _count_diff(self._error_counts(), pending.link_errors)
+                    pending = None
+                    task = asyncio.create_task(self._finish(pool, capture, errors))
+                    self._finishing.add(task)
+                    task.add_done_callback(self._finishing.discard)
+                    self._set_state("idle")
+                    self.trigger.arm()
+                    going = self._settled()
+            if not going or (pending is None and not self._block_seen(block.end_index)):
+                break
 
     def _error_counts(self) -> dict[str, int]:
         health = self._health()
@@ -282,6 +346,7 @@ def capture_summary(capture: Capture, path: Path) -> dict[str, Any]:
         "end_index": int(idx[-1]) + 1,
         "trigger_index": trig.trigger_index,
         "onset_index": trig.onset_index,
+        "release_estimate": trig.release_estimate,
         "pre_trigger_s": (None if trig.onset_index is None
                           else (trig.onset_index - int(idx[0])) / rate),
         "end_reason": trig.end_reason,

@@ -33,6 +33,7 @@ from ._capture_file import (
 from ._config import ConfigError, Settings, load_settings
 from ._convert import measurement_from_capture
 from ._progress import ProgressBar
+from ._session_cli import ERRORS as SESSION_ERRORS
 
 EXIT_USAGE = 2
 
@@ -394,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--count", type=int, help="stop after N messages")
     mo.add_argument("--timeout", type=float, help="stop after S seconds")
     mo.set_defaults(func=cmd_monitor)
+
+    from ._session_cli import add_commands
+    add_commands(sub)
     return p
 
 
@@ -407,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return args.func(args)
-    except (UsageError, ConfigError, CaptureFileError) as exc:
+    except (UsageError, ConfigError, CaptureFileError, *SESSION_ERRORS) as exc:
         print(f"hilrig: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ConnectionError as exc:
