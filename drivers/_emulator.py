@@ -38,6 +38,9 @@ Fault knobs (times in seconds of wall clock since the device's **first START**):
   removed) and a new pty appears S seconds later (the symlink points at it again).
   The board stays powered: same boot_id, the stream goes on, frames meanwhile are
   dropped by the device.
+* ``latch=True``: the board has a release output (protocol 1.1): the rig stays held at
+  its pose until the host sends RELEASE, which lets it go at the next sample made and
+  is answered with that sample's device index (`record.releases`).
 * ``version=2``: every frame goes out with version_major 2 and INFO says proto 2.0.
 * ``garbage=(T, S)``: from T for S seconds the link carries random bytes (uniform
   noise, runs without a delimiter, broken and foreign frames) at about the link's rate
@@ -66,6 +69,9 @@ from typing import Self
 import numpy as np
 
 from firmware_protocol import (
+    CAP_RELEASE_OUTPUT,
+    NAK_NO_RELEASE_OUTPUT,
+    VERSION_MINOR,
     LAYOUT_HASH,
     MAX_SAMPLES_PER_FRAME,
     Ack,
@@ -75,6 +81,7 @@ from firmware_protocol import (
     MsgType,
     Nak,
     Ping,
+    Release,
     Samples,
     Start,
     Status,
@@ -126,6 +133,7 @@ class EmulatorConfig:
     reset_at: float | None = None
     vanish: tuple[float, float] | None = None
     garbage: tuple[float, float] | None = None
+    latch: bool = False  # a release output (protocol 1.1): held until RELEASE
     version: int = 1
     layout_hash: int = LAYOUT_HASH
 
@@ -178,6 +186,7 @@ class EmulatorRecord:
     frames_sent: int = 0
     samples_sent: int = 0  # samples in SAMPLES frames written (intact or spoiled)
     commands: list[str] = field(default_factory=list)  # host messages, by name
+    releases: list[int] = field(default_factory=list)  # device index of every latch release
     events: list[tuple[float, str]] = field(default_factory=list)
 
     def lost_samples(self, session: int = 0) -> list[tuple[int, int]]:
@@ -202,7 +211,8 @@ class FirmwareEmulator:
         self._rng = np.random.default_rng(cfg.seed)
         self._feed = RigFeed(rig=cfg.rig, friction=cfg.friction, pose_deg=cfg.pose_deg,
                              rate_hz=cfg.rate_hz, counts_per_rev=cfg.counts_per_rev,
-                             hold_s=cfg.hold_s, rehold_still_s=cfg.rehold_still_s)
+                             hold_s=cfg.hold_s, rehold_still_s=cfg.rehold_still_s,
+                             latch=cfg.latch)
         self._master: int | None = None
         self._slave: int | None = None
         self.pty_path: str | None = None
@@ -471,9 +481,10 @@ class FirmwareEmulator:
         if isinstance(msg, Hello):
             self._hello = True
             self._seq = 0
-            info = Info(cfg.version, 0, cfg.rate_hz,
+            info = Info(cfg.version, VERSION_MINOR, cfg.rate_hz,
                         (cfg.counts_per_rev, cfg.counts_per_rev), cfg.layout_hash,
-                        self._boot_id, MAX_SAMPLES_PER_FRAME, cfg.firmware_id)
+                        self._boot_id, MAX_SAMPLES_PER_FRAME, cfg.firmware_id,
+                        CAP_RELEASE_OUTPUT if cfg.latch else 0)
             self._reply(info)
             return
         if not self._hello:
@@ -494,6 +505,18 @@ class FirmwareEmulator:
             self._reply(Ack(seq, mtype, (cfg.start_index + self._taken) & 0xFFFFFFFF))
         elif isinstance(msg, Ping):
             self._reply(Ack(seq, mtype, msg.token))
+        elif isinstance(msg, Release):
+            if not cfg.latch:
+                self._reply(Nak(seq, mtype, NAK_NO_RELEASE_OUTPUT, 0))
+            elif not self._streaming:
+                self._reply(Nak(seq, mtype, NAK_NOT_NOW, 0))
+            else:
+                at = self._feed.release()  # feed index of the first sample let go
+                session = self.record.sessions[self._session]
+                index = (session.start_index + at - session.feed_index) & 0xFFFFFFFF
+                self.record.releases.append(index)
+                self._event(f"RELEASE: latch opened at device sample {index}")
+                self._reply(Ack(seq, mtype, index))
         else:  # a device-to-host type sent by the host
             self._reply(Nak(seq, mtype, NAK_UNKNOWN_TYPE, 0))
 

@@ -45,6 +45,8 @@ import serial
 import serial_asyncio_fast
 
 from firmware_protocol import (
+    CAP_RELEASE_OUTPUT,
+    NAK_NO_RELEASE_OUTPUT,
     LAYOUT_HASH,
     VERSION_MAJOR,
     VERSION_MINOR,
@@ -55,6 +57,7 @@ from firmware_protocol import (
     MsgType,
     Nak,
     Ping,
+    Release,
     Samples,
     Start,
     Status,
@@ -320,6 +323,33 @@ class SerialBridge:
         if not isinstance(reply, Ack):
             raise SerialBridgeError(f"serial {self.port}: ZERO refused ({reply})")
         return reply.value
+
+    @property
+    def can_release(self) -> bool:
+        """The board drives a release latch (INFO capabilities, protocol 1.1)."""
+        info = self.device_info
+        return info is not None and bool(info.capabilities & CAP_RELEASE_OUTPUT)
+
+    async def release(self, pulse_ms: int = 0) -> int | None:
+        """Open the release latch; returns the host index of the first sample taken open.
+
+        None if the stream is being re-anchored at that moment (the release happened;
+        only its index is unknown). A board without a latch refuses (SerialBridgeError).
+        """
+        reply = await self._request(Release(int(pulse_ms) & _MASK), self.handshake_timeout_s)
+        if isinstance(reply, Nak):
+            why = ("the board has no release output" if reply.reason == NAK_NO_RELEASE_OUTPUT
+                   else "not streaming" if reply.reason == 3
+                   else "this firmware has no RELEASE (protocol 1.0)" if reply.reason == 1
+                   else f"NAK reason {reply.reason}")
+            raise SerialBridgeError(f"serial {self.port}: RELEASE refused: {why}")
+        if self._dev_next is None:
+            return None
+        # device indices run forward mod 2**32 from the next one expected
+        d = (reply.value - self._dev_next) & _MASK
+        if d >= 2**31:
+            d -= 2**32
+        return self._host_next + d
 
     @property
     def connected(self) -> bool:

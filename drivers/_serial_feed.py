@@ -31,19 +31,21 @@ class RigFeed:
                  friction: FrictionParams = TABLE_III_TRUTH,
                  pose_deg: tuple[float, float] = (0.0, 120.0), rate_hz: float = 10_000.0,
                  counts_per_rev: int = 40_000, hold_s: float = 1.0,
-                 rehold_still_s: float | None = 2.0, still_band: int = 2) -> None:
+                 rehold_still_s: float | None = 2.0, still_band: int = 2,
+                 latch: bool = False) -> None:
         if rehold_still_s is not None and not (math.isfinite(rehold_still_s)
                                                and rehold_still_s > 0):
             raise ValueError(f"rehold_still_s must be > 0 or None, got {rehold_still_s}")
         self.pose_deg = (float(pose_deg[0]), float(pose_deg[1]))
         self.hold_s = float(hold_s)
+        self.latch = latch  # held until release() (a latch), instead of after hold_s
         self.rate_hz = float(rate_hz)
         self.still_band = int(still_band)
         self._rehold = (None if rehold_still_s is None
                         else max(1, round(rehold_still_s * self.rate_hz)))
         self.rig = SimulatedRig(rig=rig, friction=friction, pose_deg=self.pose_deg,
                                 rate_hz=rate_hz, counts_per_rev=counts_per_rev, paced=False,
-                                hold_s=self.hold_s)
+                                hold_s=self.hold_s, auto_release=not latch)
         self.releases: list[int] = []  # sample index of every release
         self.reholds: list[int] = []  # sample index of every re-hold
         self._buf = np.zeros((0, 2), np.int32)
@@ -83,10 +85,15 @@ class RigFeed:
             return counts
         self._track = (lo, hi, since)
         if self._made - since >= self._rehold:
-            rig.hold(self.pose_deg, release_in_s=self.hold_s)
+            rig.hold(self.pose_deg, release_in_s=None if self.latch else self.hold_s)
             self.reholds.append(self._made)
             self._track = None
         return counts
+
+    def release(self) -> int:
+        """Open the latch: the rig is let go at the first sample not made yet; its index."""
+        self.rig.release()
+        return self._made
 
     def read(self, n: int) -> np.ndarray:
         """The next n samples, (n, 2) int32 (a fresh array)."""

@@ -16,8 +16,9 @@ from ._frame import (
     FrameError, LengthError, MsgType, UnknownVersionError, crc32, encode_frame, parse_frame,
 )
 from ._messages import (
-    MAX_FIRMWARE_ID, Ack, BadPayloadError, Hello, Info, Message, Nak, Ping, Samples, Start,
-    Status, Stop, UnknownTypeError, Zero, decode_message, default_info, encode_message,
+    CAP_RELEASE_OUTPUT, MAX_FIRMWARE_ID, NAK_NO_RELEASE_OUTPUT, Ack, BadPayloadError, Hello,
+    Info, Message, Nak, Ping, Release, Samples, Start, Status, Stop, UnknownTypeError, Zero,
+    decode_message, default_info, encode_message,
 )
 from ._stream import StreamDecoder
 
@@ -28,7 +29,7 @@ __all__ = [
     "MsgType", "Flags", "Frame", "FrameError", "CrcError", "LengthError",
     "UnknownVersionError", "UnknownTypeError", "BadPayloadError", "crc32",
     "encode_frame", "parse_frame",
-    "Hello", "Start", "Stop", "Zero", "Ping", "Info", "Samples", "Status", "Ack", "Nak",
-    "Message", "MAX_FIRMWARE_ID", "decode_message", "encode_message", "default_info",
+    "Hello", "Start", "Stop", "Zero", "Ping", "Release", "Info", "Samples", "Status", "Ack",
+    "Nak", "Message", "MAX_FIRMWARE_ID", "CAP_RELEASE_OUTPUT", "NAK_NO_RELEASE_OUTPUT", "decode_message", "encode_message", "default_info",
     "StreamDecoder",
 ]

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1
 HEADER_SIZE = 16
 TRAILER_SIZE = 4
 MAX_FRAME = 1024
@@ -47,6 +47,7 @@ class MsgType(enum.IntEnum):
     STOP = 0x03
     ZERO = 0x04
     PING = 0x05
+    RELEASE = 0x06
     INFO = 0x81
     SAMPLES = 0x82
     STATUS = 0x83

@@ -14,10 +14,15 @@ from ._frame import (
 )
 
 __all__ = [
-    "Hello", "Start", "Stop", "Zero", "Ping", "Info", "Samples", "Status", "Ack", "Nak",
-    "Message", "UnknownTypeError", "BadPayloadError", "decode_message", "encode_message",
-    "MAX_FIRMWARE_ID",
+    "Hello", "Start", "Stop", "Zero", "Ping", "Release", "Info", "Samples", "Status", "Ack",
+    "Nak", "Message", "UnknownTypeError", "BadPayloadError", "decode_message", "encode_message",
+    "MAX_FIRMWARE_ID", "CAP_RELEASE_OUTPUT", "NAK_NO_RELEASE_OUTPUT",
 ]
+
+#: INFO capabilities bit 0 (protocol 1.1): the board drives a release latch (RELEASE).
+CAP_RELEASE_OUTPUT = 0x0001
+#: NAK reason (protocol 1.1): RELEASE on a board without a release output.
+NAK_NO_RELEASE_OUTPUT = 5
 
 MAX_FIRMWARE_ID = 64
 _U32 = struct.Struct("<I")
@@ -62,6 +67,16 @@ class Ping:
 
 
 @dataclass(frozen=True)
+class Release:
+    """Host -> device (1.1): drive the release output for pulse_ms (0: the board's default).
+
+    ACK value: the index of the first sample taken with the output driven.
+    """
+
+    pulse_ms: int = 0
+
+
+@dataclass(frozen=True)
 class Info:
     proto_major: int
     proto_minor: int
@@ -71,6 +86,7 @@ class Info:
     boot_id: int
     max_samples_per_frame: int
     firmware_id: str
+    capabilities: int = 0  # 1.1: CAP_RELEASE_OUTPUT; a 1.0 board sends 0 (reserved)
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,7 +159,7 @@ class Nak:
     value: int = 0
 
 
-Message = Union[Hello, Start, Stop, Zero, Ping, Info, Samples, Status, Ack, Nak]
+Message = Union[Hello, Start, Stop, Zero, Ping, Release, Info, Samples, Status, Ack, Nak]
 
 _EMPTY = {MsgType.HELLO: Hello(), MsgType.STOP: Stop(), MsgType.ZERO: Zero()}
 _KNOWN = frozenset(int(t) for t in MsgType)
@@ -174,10 +190,10 @@ def decode_message(frame: Frame) -> Message:
     if t == 0x81:
         if n < _INFO.size or n > _INFO.size + MAX_FIRMWARE_ID:
             raise _bad(frame, f"INFO payload must be 44..{44 + MAX_FIRMWARE_ID} bytes")
-        (pmaj, pmin, _r0, rate, cpr0, cpr1, lhash, boot, maxspf,
+        (pmaj, pmin, caps, rate, cpr0, cpr1, lhash, boot, maxspf,
          _r1, _dev_us, _r2, _r3) = _INFO.unpack_from(payload)
         fw_id = payload[_INFO.size:].decode("utf-8", errors="replace")
-        return Info(pmaj, pmin, rate, (cpr0, cpr1), lhash, boot, maxspf, fw_id)
+        return Info(pmaj, pmin, rate, (cpr0, cpr1), lhash, boot, maxspf, fw_id, caps)
     if t == 0x83:
         if n != _STATUS.size:
             raise _bad(frame, "STATUS payload must be 32 bytes")
@@ -188,11 +204,11 @@ def decode_message(frame: Frame) -> Message:
         if t == 0x84:
             return Ack(*_ACK.unpack(payload))
         return Nak(*_NAK.unpack(payload))
-    if t in (0x02, 0x05):
+    if t in (0x02, 0x05, 0x06):
         if n != 4:
             raise _bad(frame, "payload must be 4 bytes")
         value = _U32.unpack(payload)[0]
-        return Start(value) if t == 0x02 else Ping(value)
+        return Start(value) if t == 0x02 else Ping(value) if t == 0x05 else Release(value)
     if n != 0:  # HELLO, STOP, ZERO
         raise _bad(frame, "payload must be empty")
     return _EMPTY[MsgType(t)]
@@ -223,7 +239,8 @@ def encode_message(msg: Message, seq: int, flags: int = 0) -> bytes:
             fw_id = msg.firmware_id.encode("utf-8")
             if len(fw_id) > MAX_FIRMWARE_ID:
                 raise ValueError(f"firmware_id of {len(fw_id)} bytes > {MAX_FIRMWARE_ID}")
-            payload = _INFO.pack(msg.proto_major, msg.proto_minor, 0, msg.sample_rate_hz,
+            payload = _INFO.pack(msg.proto_major, msg.proto_minor, msg.capabilities,
+                                 msg.sample_rate_hz,
                                  msg.counts_per_rev[0], msg.counts_per_rev[1], msg.layout_hash,
                                  msg.boot_id, msg.max_samples_per_frame, 0, 0, 0, 0) + fw_id
             return encode_frame(MsgType.INFO, seq, payload, flags=flags)
@@ -237,6 +254,8 @@ def encode_message(msg: Message, seq: int, flags: int = 0) -> bytes:
             return encode_frame(MsgType.START, seq, _U32.pack(msg.sample_rate_hz), flags=flags)
         if isinstance(msg, Ping):
             return encode_frame(MsgType.PING, seq, _U32.pack(msg.token), flags=flags)
+        if isinstance(msg, Release):
+            return encode_frame(MsgType.RELEASE, seq, _U32.pack(msg.pulse_ms), flags=flags)
     except struct.error as exc:
         raise ValueError(f"{type(msg).__name__}: field out of range: {exc}") from None
     for t, empty in _EMPTY.items():
@@ -247,7 +266,8 @@ def encode_message(msg: Message, seq: int, flags: int = 0) -> bytes:
 
 def default_info(firmware_id: str = "", *, sample_rate_hz: int = 10_000,
                  counts_per_rev: tuple[int, int] = (40_000, 40_000), boot_id: int = 0,
-                 max_samples_per_frame: int = MAX_SAMPLES_PER_FRAME) -> Info:
-    """An INFO of this protocol version (proto 1.0, this LAYOUT_HASH)."""
+                 max_samples_per_frame: int = MAX_SAMPLES_PER_FRAME, capabilities: int = 0
+                 ) -> Info:
+    """An INFO of this protocol version (proto 1.1, this LAYOUT_HASH)."""
     return Info(VERSION_MAJOR, VERSION_MINOR, sample_rate_hz, counts_per_rev, LAYOUT_HASH,
-                boot_id, max_samples_per_frame, firmware_id)
+                boot_id, max_samples_per_frame, firmware_id, capabilities)

@@ -1,5 +1,5 @@
 /*
- * hilrig_proto.h - header-only C99 reference of the hilrig bridge protocol 1.0.
+ * hilrig_proto.h - header-only C99 reference of the hilrig bridge protocol 1.1.
  *
  * Normative description: firmware_protocol/SPEC.md ("SPEC n" below cites its sections).
  *
@@ -38,7 +38,7 @@ extern "C" {
  * ---------------------------------------------------------------------------------- */
 
 #define HILRIG_VERSION_MAJOR 1u /* SPEC 2: version_major */
-#define HILRIG_VERSION_MINOR 0u /* SPEC 4.1: proto_minor */
+#define HILRIG_VERSION_MINOR 1u /* SPEC 4.1: proto_minor (1.1 adds RELEASE) */
 
 #define HILRIG_MAX_FRAME 1024u    /* SPEC 1: bytes of unstuffed frame, at most */
 #define HILRIG_HEADER_SIZE 16u    /* SPEC 2 */
@@ -66,6 +66,7 @@ extern "C" {
 #define HILRIG_MSG_STOP 0x03u
 #define HILRIG_MSG_ZERO 0x04u
 #define HILRIG_MSG_PING 0x05u
+#define HILRIG_MSG_RELEASE 0x06u /* 1.1 */
 #define HILRIG_MSG_INFO 0x81u
 #define HILRIG_MSG_SAMPLES 0x82u
 #define HILRIG_MSG_STATUS 0x83u
@@ -79,14 +80,20 @@ extern "C" {
 #define HILRIG_FLAG_LATE_SAMPLE 0x0008u
 #define HILRIG_FLAGS_KNOWN 0x000Fu
 
+/* SPEC 4.1: INFO capabilities (1.1; a 1.0 device sends 0). Other bits reserved, sent as
+ * 0, ignored by receivers. */
+#define HILRIG_CAP_RELEASE_OUTPUT 0x0001u /* the device has a release output (RELEASE) */
+#define HILRIG_CAPS_KNOWN 0x0001u
+
 /* SPEC 4.4: NAK reasons. */
 #define HILRIG_NAK_UNKNOWN_TYPE 1u
 #define HILRIG_NAK_BAD_PAYLOAD 2u
 #define HILRIG_NAK_NOT_ALLOWED 3u
 #define HILRIG_NAK_UNSUPPORTED_RATE 4u
+#define HILRIG_NAK_NO_RELEASE_OUTPUT 5u /* 1.1 */
 
 /* SPEC 4: payload sizes. */
-#define HILRIG_U32_PAYLOAD_SIZE 4u /* START (sample_rate_hz), PING (token) */
+#define HILRIG_U32_PAYLOAD_SIZE 4u /* START (sample_rate_hz), PING (token), RELEASE */
 #define HILRIG_INFO_FIXED_SIZE 44u /* SPEC 4.1 */
 #define HILRIG_INFO_MAX_ID 64u     /* SPEC 4.1: firmware id, at most 64 bytes */
 #define HILRIG_INFO_MAX_SIZE (HILRIG_INFO_FIXED_SIZE + HILRIG_INFO_MAX_ID)
@@ -498,8 +505,8 @@ static inline int hilrig_parse_frame(const uint8_t *f, size_t len, hilrig_frame_
 /**
  * Message-level check of a parsed frame (SPEC 4): HILRIG_E_UNKNOWN_TYPE for a type not
  * in the table; HILRIG_E_BAD_PAYLOAD if payload_len does not fit the type (HELLO, STOP,
- * ZERO: 0; START, PING: 4; INFO: 44..108; SAMPLES: 8 * n_samples; STATUS: 32; ACK,
- * NAK: 12); else HILRIG_OK.
+ * ZERO: 0; START, PING, RELEASE: 4; INFO: 44..108; SAMPLES: 8 * n_samples; STATUS: 32;
+ * ACK, NAK: 12); else HILRIG_OK.
  */
 static inline int hilrig_check_message(const hilrig_frame_t *f)
 {
@@ -511,6 +518,7 @@ static inline int hilrig_check_message(const hilrig_frame_t *f)
         return plen == 0u ? HILRIG_OK : HILRIG_E_BAD_PAYLOAD;
     case HILRIG_MSG_START:
     case HILRIG_MSG_PING:
+    case HILRIG_MSG_RELEASE:
         return plen == HILRIG_U32_PAYLOAD_SIZE ? HILRIG_OK : HILRIG_E_BAD_PAYLOAD;
     case HILRIG_MSG_INFO:
         return (plen >= HILRIG_INFO_FIXED_SIZE && plen <= HILRIG_INFO_MAX_SIZE)
@@ -737,7 +745,16 @@ static inline size_t hilrig_build_ping(uint8_t *p, uint32_t token)
     return HILRIG_U32_PAYLOAD_SIZE;
 }
 
-/** Parse the u32 of a START (sample_rate_hz) or PING (token) payload. */
+/** RELEASE payload (host -> device, 1.1): u32 pulse_ms, 0 = the device's default pulse.
+ *  p needs 4 bytes. */
+static inline size_t hilrig_build_release(uint8_t *p, uint32_t pulse_ms)
+{
+    hilrig_put_u32(p, pulse_ms);
+    return HILRIG_U32_PAYLOAD_SIZE;
+}
+
+/** Parse the u32 of a START (sample_rate_hz), PING (token) or RELEASE (pulse_ms)
+ *  payload. */
 static inline int hilrig_parse_u32(const uint8_t *p, size_t len, uint32_t *value)
 {
     if (len != HILRIG_U32_PAYLOAD_SIZE) {
@@ -750,7 +767,8 @@ static inline int hilrig_parse_u32(const uint8_t *p, size_t len, uint32_t *value
 /** INFO fields (SPEC 4.1). firmware_id is UTF-8, not NUL-terminated, at most 64 bytes. */
 typedef struct {
     uint8_t proto_major;       /* 1 */
-    uint8_t proto_minor;       /* 0 */
+    uint8_t proto_minor;       /* HILRIG_VERSION_MINOR; 0 from a 1.0 device */
+    uint16_t capabilities;     /* HILRIG_CAP_*; 0 from a 1.0 device (reserved there) */
     uint32_t sample_rate_hz;   /* current or default rate */
     uint32_t counts_per_rev_0; /* arm */
     uint32_t counts_per_rev_1; /* pendulum */
@@ -773,7 +791,7 @@ static inline size_t hilrig_build_info(uint8_t *p, size_t cap, const hilrig_info
     }
     p[0] = info->proto_major;
     p[1] = info->proto_minor;
-    hilrig_put_u16(p + 2, 0u);
+    hilrig_put_u16(p + 2, info->capabilities);
     hilrig_put_u32(p + 4, info->sample_rate_hz);
     hilrig_put_u32(p + 8, info->counts_per_rev_0);
     hilrig_put_u32(p + 12, info->counts_per_rev_1);
@@ -790,7 +808,8 @@ static inline size_t hilrig_build_info(uint8_t *p, size_t cap, const hilrig_info
     return n;
 }
 
-/** Parse an INFO payload; info->firmware_id points into p. */
+/** Parse an INFO payload; info->firmware_id points into p. capabilities is returned as
+ *  sent: test bits with HILRIG_CAP_*, ignore the others. */
 static inline int hilrig_parse_info(const uint8_t *p, size_t len, hilrig_info_t *info)
 {
     if (len < HILRIG_INFO_FIXED_SIZE || len > HILRIG_INFO_MAX_SIZE) {
@@ -798,6 +817,7 @@ static inline int hilrig_parse_info(const uint8_t *p, size_t len, hilrig_info_t 
     }
     info->proto_major = p[0];
     info->proto_minor = p[1];
+    info->capabilities = hilrig_get_u16(p + 2);
     info->sample_rate_hz = hilrig_get_u32(p + 4);
     info->counts_per_rev_0 = hilrig_get_u32(p + 8);
     info->counts_per_rev_1 = hilrig_get_u32(p + 12);

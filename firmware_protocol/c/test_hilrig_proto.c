@@ -514,6 +514,9 @@ static void test_check_message(void)
     EXPECT_MSG(HILRIG_MSG_ZERO, 4, 0, HILRIG_E_BAD_PAYLOAD);
     EXPECT_MSG(HILRIG_MSG_PING, 4, 0, HILRIG_OK);
     EXPECT_MSG(HILRIG_MSG_PING, 8, 0, HILRIG_E_BAD_PAYLOAD);
+    EXPECT_MSG(HILRIG_MSG_RELEASE, 4, 0, HILRIG_OK);
+    EXPECT_MSG(HILRIG_MSG_RELEASE, 0, 0, HILRIG_E_BAD_PAYLOAD);
+    EXPECT_MSG(HILRIG_MSG_RELEASE, 2, 0, HILRIG_E_BAD_PAYLOAD);
     EXPECT_MSG(HILRIG_MSG_INFO, 43, 0, HILRIG_E_BAD_PAYLOAD);
     EXPECT_MSG(HILRIG_MSG_INFO, 44, 0, HILRIG_OK);
     EXPECT_MSG(HILRIG_MSG_INFO, 108, 0, HILRIG_OK);
@@ -527,7 +530,7 @@ static void test_check_message(void)
     EXPECT_MSG(HILRIG_MSG_NAK, 12, 0, HILRIG_OK);
     EXPECT_MSG(HILRIG_MSG_NAK, 8, 0, HILRIG_E_BAD_PAYLOAD);
     EXPECT_MSG(0x00, 0, 0, HILRIG_E_UNKNOWN_TYPE);
-    EXPECT_MSG(0x06, 0, 0, HILRIG_E_UNKNOWN_TYPE);
+    EXPECT_MSG(0x07, 0, 0, HILRIG_E_UNKNOWN_TYPE);
     EXPECT_MSG(0x80, 0, 0, HILRIG_E_UNKNOWN_TYPE);
     EXPECT_MSG(0x86, 12, 0, HILRIG_E_UNKNOWN_TYPE);
     EXPECT_MSG(0xFF, 0, 0, HILRIG_E_UNKNOWN_TYPE);
@@ -676,6 +679,7 @@ static void test_payloads(void)
     memset(&info, 0, sizeof info);
     info.proto_major = 1;
     info.proto_minor = 0;
+    info.capabilities = 0;
     info.sample_rate_hz = 10000;
     info.counts_per_rev_0 = 40000;
     info.counts_per_rev_1 = 40000;
@@ -699,6 +703,21 @@ static void test_payloads(void)
               back.firmware_id_len == sizeof id - 1 &&
               memcmp(back.firmware_id, id, sizeof id - 1) == 0,
           "info round trip");
+    CHECK(back.proto_minor == 0 && back.capabilities == 0, "1.0 info: no capabilities");
+    /* 1.1: capabilities at offset 2, sent and parsed as given (unknown bits included) */
+    info.proto_minor = (uint8_t)HILRIG_VERSION_MINOR;
+    info.capabilities = HILRIG_CAP_RELEASE_OUTPUT;
+    n = hilrig_build_info(p, sizeof p, &info);
+    CHECK(p[1] == 1 && p[2] == 0x01 && p[3] == 0x00, "info 1.1 head");
+    CHECK(hilrig_parse_info(p, n, &back) == HILRIG_OK && back.proto_minor == 1 &&
+              back.capabilities == HILRIG_CAP_RELEASE_OUTPUT,
+          "info capabilities round trip");
+    info.capabilities = 0x8001u;
+    n = hilrig_build_info(p, sizeof p, &info);
+    CHECK(p[2] == 0x01 && p[3] == 0x80 && hilrig_parse_info(p, n, &back) == HILRIG_OK &&
+              back.capabilities == 0x8001u &&
+              (back.capabilities & HILRIG_CAP_RELEASE_OUTPUT) != 0u,
+          "reserved capability bits");
     CHECK(hilrig_build_info(p, n - 1, &info) == 0, "info cap");
     info.firmware_id_len = 65;
     CHECK(hilrig_build_info(p, sizeof p, &info) == 0, "info id > 64");
@@ -738,7 +757,15 @@ static void test_payloads(void)
               v == 10000,
           "start");
     CHECK(hilrig_build_ping(p, 0xCAFEF00DUL) == 4 && p[0] == 0x0D && p[3] == 0xCA, "ping");
+    CHECK(hilrig_build_release(p, 50) == 4 && p[0] == 50 && p[1] == 0 && p[2] == 0 &&
+              p[3] == 0 && hilrig_parse_u32(p, 4, &v) == HILRIG_OK && v == 50,
+          "release");
     CHECK(hilrig_parse_u32(p, 5, &v) == HILRIG_E_BAD_PAYLOAD, "u32 len");
+    memset(p, 0xAA, sizeof p);
+    CHECK(hilrig_build_nak(p, 5, HILRIG_MSG_RELEASE, HILRIG_NAK_NO_RELEASE_OUTPUT, 0) == 12 &&
+              p[4] == 6 && p[5] == 5 && hilrig_parse_nak(p, 12, &r) == HILRIG_OK &&
+              r.reason == HILRIG_NAK_NO_RELEASE_OUTPUT && r.acked_type == HILRIG_MSG_RELEASE,
+          "nak no release output");
 
     n = hilrig_build_samples(p, sizeof p, counts, 3);
     CHECK(n == 24, "samples len");
@@ -928,10 +955,13 @@ static void check_payload_builders(const vframe_t *v)
         n = 0;
         break;
     case HILRIG_MSG_START:
-    case HILRIG_MSG_PING: {
-        uint32_t x;
+    case HILRIG_MSG_PING:
+    case HILRIG_MSG_RELEASE: {
+        uint32_t x = 0;
         ok = hilrig_parse_u32(v->payload, v->payload_len, &x) == HILRIG_OK;
-        n = v->msg_type == HILRIG_MSG_START ? hilrig_build_start(p, x) : hilrig_build_ping(p, x);
+        n = v->msg_type == HILRIG_MSG_START  ? hilrig_build_start(p, x)
+            : v->msg_type == HILRIG_MSG_PING ? hilrig_build_ping(p, x)
+                                             : hilrig_build_release(p, x);
         break;
     }
     case HILRIG_MSG_INFO: {
@@ -940,6 +970,11 @@ static void check_payload_builders(const vframe_t *v)
         if (ok) n = hilrig_build_info(p, sizeof p, &info);
         if (ok) CHECK(info.layout_hash == HILRIG_LAYOUT_HASH && info.proto_major == 1,
                       "%s: layout hash / major", v->name);
+        /* a 1.0 INFO has 0 there (reserved); no vector sets a bit this header lacks */
+        if (ok) CHECK((info.proto_minor >= 1 || info.capabilities == 0) &&
+                          (info.capabilities & ~HILRIG_CAPS_KNOWN) == 0,
+                      "%s: minor %u capabilities %04x", v->name, (unsigned)info.proto_minor,
+                      (unsigned)info.capabilities);
         break;
     }
     case HILRIG_MSG_SAMPLES: {
@@ -968,6 +1003,9 @@ static void check_payload_builders(const vframe_t *v)
         hilrig_reply_t r;
         ok = hilrig_parse_nak(v->payload, v->payload_len, &r) == HILRIG_OK;
         if (ok) n = hilrig_build_nak(p, r.acked_seq, r.acked_type, r.reason, r.value);
+        if (ok) CHECK(r.reason >= HILRIG_NAK_UNKNOWN_TYPE &&
+                          r.reason <= HILRIG_NAK_NO_RELEASE_OUTPUT,
+                      "%s: NAK reason %u", v->name, (unsigned)r.reason);
         break;
     }
     default:
@@ -1078,6 +1116,21 @@ static int vec_frames(const char *dir)
     }
     fclose(f);
     CHECK(g_nframes >= 10, "frames.txt: only %d frames", g_nframes);
+    /* every message type of SPEC 4 has at least one vector (1.1: RELEASE too) */
+    {
+        static const uint8_t types[] = {HILRIG_MSG_HELLO, HILRIG_MSG_START,   HILRIG_MSG_STOP,
+                                        HILRIG_MSG_ZERO,  HILRIG_MSG_PING,    HILRIG_MSG_RELEASE,
+                                        HILRIG_MSG_INFO,  HILRIG_MSG_SAMPLES, HILRIG_MSG_STATUS,
+                                        HILRIG_MSG_ACK,   HILRIG_MSG_NAK};
+        size_t t;
+        int i, found;
+        for (t = 0; t < sizeof types; t++) {
+            for (found = 0, i = 0; i < g_nframes && !found; i++) {
+                found = g_frames[i].msg_type == types[t];
+            }
+            CHECK(found, "frames.txt: no vector of type %02x", (unsigned)types[t]);
+        }
+    }
     return g_nframes;
 }
 

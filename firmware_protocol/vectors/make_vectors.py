@@ -29,7 +29,7 @@ DIR = Path(__file__).resolve().parent
 
 LAYOUT = "hilrig-bridge/1 hdr=u8,u8,u16,u32,u32,u16,u16 crc32 samples=i32le*2"
 
-HELLO, START, STOP, ZERO, PING = 0x01, 0x02, 0x03, 0x04, 0x05
+HELLO, START, STOP, ZERO, PING, RELEASE = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06
 INFO, SAMPLES, STATUS, ACK, NAK = 0x81, 0x82, 0x83, 0x84, 0x85
 DEVICE_OVERRUN, ILLEGAL_TRANSITION_0, ILLEGAL_TRANSITION_1, LATE_SAMPLE = 1, 2, 4, 8
 
@@ -161,8 +161,8 @@ def cobs_text() -> str:
 # --- frames ----------------------------------------------------------------------------
 
 def info_payload(fw_id: str, rate=10_000, cpr=(40_000, 40_000),
-                 boot_id=0x0123456789ABCDEF, max_spf=125) -> bytes:
-    return struct.pack("<BBHIIIIQHHIII", 1, 0, 0, rate, cpr[0], cpr[1],
+                 boot_id=0x0123456789ABCDEF, max_spf=125, minor=0, caps=0) -> bytes:
+    return struct.pack("<BBHIIIIQHHIII", 1, minor, caps, rate, cpr[0], cpr[1],
                        ref_crc32(LAYOUT.encode()), boot_id, max_spf, 0, 0, 0, 0) + fw_id.encode()
 
 
@@ -191,10 +191,13 @@ def frame_cases() -> list[tuple[str, int, int, int, int, int, bytes]]:
         ("stop", STOP, 0, 2, 0, 0, b""),
         ("zero", ZERO, 0, 3, 0, 0, b""),
         ("ping", PING, 0, 4, 0, 0, struct.pack("<I", 0xDEADBEEF)),
+        ("release_50ms", RELEASE, 0, 5, 0, 0, struct.pack("<I", 50)),
         ("info", INFO, 0, 0, 0, 0, info_payload(fw)),
         ("info_empty_id", INFO, 0, 0, 0, 0, info_payload("", rate=1000, cpr=(4096, 2048),
                                                          boot_id=0xFFFFFFFFFFFFFFFF, max_spf=10)),
         ("info_max_id", INFO, 0, 0, 0, 0, info_payload("x" * 64, boot_id=1)),
+        ("info_1_1_release", INFO, 0, 0, 0, 0, info_payload("hilrig-bridge 1.1.0 latch",
+                                                            minor=1, caps=1)),
         ("samples_10", SAMPLES, 0, 1, 0, 10, samples_payload(ten)),
         ("samples_10_flags", SAMPLES, DEVICE_OVERRUN | ILLEGAL_TRANSITION_0
          | ILLEGAL_TRANSITION_1 | LATE_SAMPLE, 0xFFFFFFFF, 0xFFFFFFF6, 10, samples_payload(ten)),
@@ -209,6 +212,8 @@ def frame_cases() -> list[tuple[str, int, int, int, int, int, bytes]]:
          struct.pack("<QIIIIII", 0xFFFFFFFFFFFFFFFF, 0xFFFFFFFF, 0, 0, 0xFFFFFFFF, 5, 6)),
         ("ack_start", ACK, 0, 1, 0, 0, struct.pack("<IB3xI", 1, START, 0)),
         ("ack_ping", ACK, 0, 2, 0, 0, struct.pack("<IB3xI", 4, PING, 0xDEADBEEF)),
+        ("ack_release", ACK, 0, 5, 0, 0, struct.pack("<IB3xI", 5, RELEASE, 123_456)),
+        ("nak_no_release_output", NAK, 0, 6, 0, 0, struct.pack("<IBB2xI", 5, RELEASE, 5, 0)),
         ("nak_rate", NAK, 0, 3, 0, 0, struct.pack("<IBB2xI", 5, START, 4, 123_456)),
         ("nak_unknown_type", NAK, 0, 0xFFFFFFFF, 0, 0,
          struct.pack("<IBB2xI", 0xFFFFFFFF, 0x7F, 1, 0)),

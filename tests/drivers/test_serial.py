@@ -109,7 +109,7 @@ async def test_handshake_info_identity_ping_zero_and_stop():
             assert info.sample_rate_hz == RATE
             assert info.counts_per_rev == (40_000, 40_000)
             assert info.firmware == cfg.firmware_id
-            assert info.protocol_version == "1.0"
+            assert info.protocol_version == "1.1"  # the emulator speaks 1.1
             assert 0 < await bridge.ping(0xDEADBEEF) < 0.5
             first = await collect(bridge, 3_000, 5)
             zero_at = await bridge.zero()
@@ -336,7 +336,7 @@ async def test_unknown_protocol_version_is_one_clear_line():
                 pass
     text = str(err.value)
     assert "\n" not in text and emu.port in text
-    assert "version 2" in text and "1.0" in text
+    assert "version 2" in text and "1.1" in text  # both versions named
     assert "Start" not in emu.record.commands
 
 
@@ -440,3 +440,35 @@ def test_cli_run_port_on_a_corrupted_link_keeps_the_gaps_in_the_capture(tmp_path
     result = next(line for line in done.stdout.splitlines() if line.startswith("result "))
     fits = [float(x) for x in re.findall(r"(?:arm|pendulum) ([0-9.]+) %", result)]
     assert len(fits) == 2 and min(fits) > 99.0, result
+
+
+# ------------------------------------------------------------------------- release latch
+
+
+async def test_release_opens_the_latch_at_an_exact_sample_index():
+    # protocol 1.1: a board with a release output holds the rig until RELEASE and
+    # answers with the index of the first sample taken with the latch open
+    cfg = EmulatorConfig(seed=5, latch=True, pose_deg=(0.0, 30.0), paced=False)
+    async with FirmwareEmulator(cfg) as emu:
+        async with SerialBridge(emu.port, timeout_s=0.5) as bridge:
+            assert bridge.can_release and bridge.info.protocol_version == "1.1"
+            held = await collect(bridge, 30_000, 10)  # 3 s: a free rig would have gone
+            counts = np.concatenate([b.counts for b in held])
+            assert (counts == counts[0]).all()
+            at = await bridge.release(50)
+            after = await collect(bridge, at + 2_000, 10)
+    assert emu.record.releases and at is not None
+    idx = np.concatenate([np.arange(b.first_index, b.end_index) for b in after])
+    c = np.concatenate([b.counts for b in after])
+    moved = idx[(c != counts[0]).any(axis=1)]
+    assert moved.size and at <= moved[0] <= at + 100  # off the pose within 10 ms of it
+    assert (c[idx < at] == counts[0]).all()  # still held before the acknowledged sample
+
+
+async def test_release_on_a_board_without_a_latch_is_a_clear_refusal():
+    async with FirmwareEmulator(EmulatorConfig(seed=6, paced=False)) as emu:
+        async with SerialBridge(emu.port, timeout_s=0.5) as bridge:
+            assert not bridge.can_release
+            with pytest.raises(SerialBridgeError, match="RELEASE refused: the board has no "
+                                                        "release output"):
+                await bridge.release()

@@ -328,7 +328,7 @@ def _random_stream(rng: random.Random, encode_frame) -> bytes:
                                     plen=1005)) + b"\x00"
         elif kind == 8:  # unknown type / bad payload, frame-valid
             if rng.random() < 0.5:
-                out += encode_frame(rng.choice([0x00, 0x06, 0x42, 0x86, 0xFF]), 5, b"xy")
+                out += encode_frame(rng.choice([0x00, 0x07, 0x42, 0x86, 0xFF]), 5, b"xy")
             else:
                 out += encode_frame(0x05, 6, b"abc")
         else:  # good frames

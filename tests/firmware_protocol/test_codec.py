@@ -41,7 +41,7 @@ def only_counter(dec: fp.StreamDecoder, name: str, value: int = 1) -> None:
 # --- constants and types ------------------------------------------------------------
 
 def test_constants():
-    assert (fp.VERSION_MAJOR, fp.VERSION_MINOR) == (1, 0)
+    assert (fp.VERSION_MAJOR, fp.VERSION_MINOR) == (1, 1)
     assert (fp.HEADER_SIZE, fp.MAX_FRAME, fp.MAX_SAMPLES_PER_FRAME) == (16, 1024, 125)
     assert fp.MAX_SAMPLES_PER_FRAME == (fp.MAX_FRAME - 20) // 8
     assert fp.MAX_ENCODED == 1030
@@ -50,7 +50,7 @@ def test_constants():
 
 def test_enums():
     assert {t.name: int(t) for t in fp.MsgType} == {
-        "HELLO": 1, "START": 2, "STOP": 3, "ZERO": 4, "PING": 5, "INFO": 0x81,
+        "HELLO": 1, "START": 2, "STOP": 3, "ZERO": 4, "PING": 5, "RELEASE": 6, "INFO": 0x81,
         "SAMPLES": 0x82, "STATUS": 0x83, "ACK": 0x84, "NAK": 0x85}
     assert {f.name: int(f) for f in fp.Flags} == {
         "DEVICE_OVERRUN": 1, "ILLEGAL_TRANSITION_0": 2, "ILLEGAL_TRANSITION_1": 4,
@@ -208,21 +208,38 @@ def test_message_encoding_errors():
 
 def test_default_info():
     info = fp.default_info("fw", boot_id=5)
-    assert (info.proto_major, info.proto_minor, info.layout_hash) == (1, 0, fp.LAYOUT_HASH)
+    assert (info.proto_major, info.proto_minor, info.layout_hash) == (1, 1, fp.LAYOUT_HASH)
     assert info.max_samples_per_frame == 125 and info.counts_per_rev == (40_000, 40_000)
+    assert info.capabilities == 0  # no release output unless a board says so
 
 
 def test_info_reserved_fields_are_ignored():
-    payload = bytearray(ref.info_payload("id"))
-    payload[2:4] = b"\xff\xff"
+    payload = bytearray(ref.info_payload("id", minor=1))
     payload[30:44] = b"\xee" * 14
     [(_, msg)] = fp.StreamDecoder().feed(stuffed(raw_frame(0x81, bytes(payload))))
     assert msg == fp.default_info("id", boot_id=0x0123456789ABCDEF)
 
 
+def test_info_capabilities_of_a_1_0_board_are_none_and_a_1_1_latch_is_seen():
+    # offset 2 was reserved (sent as 0) in 1.0: an old board advertises nothing
+    [(_, old)] = fp.StreamDecoder().feed(stuffed(raw_frame(0x81, ref.info_payload("id"))))
+    assert (old.proto_minor, old.capabilities) == (0, 0)
+    payload = ref.info_payload("id", minor=1, caps=fp.CAP_RELEASE_OUTPUT)
+    [(_, new)] = fp.StreamDecoder().feed(stuffed(raw_frame(0x81, payload)))
+    assert new.capabilities & fp.CAP_RELEASE_OUTPUT
+
+
+def test_release_round_trips_and_its_reply_carries_the_sample_index():
+    wire = fp.encode_message(fp.Release(50), 5)
+    [(frame, msg)] = fp.StreamDecoder().feed(wire)
+    assert msg == fp.Release(50) and frame.msg_type == fp.MsgType.RELEASE
+    [(_, ack)] = fp.StreamDecoder().feed(fp.encode_message(fp.Ack(5, 6, 123_456), 0))
+    assert ack == fp.Ack(5, fp.MsgType.RELEASE, 123_456)
+
+
 @pytest.mark.parametrize("msg_type,payload,n", [
     (0x01, b"\x00", 0), (0x03, b"x", 0), (0x04, b"xy", 0),
-    (0x02, b"123", 0), (0x02, b"12345", 0), (0x05, b"", 0),
+    (0x02, b"123", 0), (0x02, b"12345", 0), (0x05, b"", 0), (0x06, b"12", 0),
     (0x81, bytes(43), 0), (0x81, ref.info_payload("y" * 65), 0),
     (0x82, bytes(80), 9), (0x82, bytes(79), 10), (0x82, bytes(8), 0),
     (0x83, bytes(31), 0), (0x83, bytes(33), 0),
@@ -237,7 +254,7 @@ def test_bad_payload_is_dropped_and_counted(msg_type, payload, n):
     only_counter(dec, "bad_payload")
 
 
-@pytest.mark.parametrize("msg_type", [0x00, 0x06, 0x80, 0x86, 0xFF])
+@pytest.mark.parametrize("msg_type", [0x00, 0x07, 0x80, 0x86, 0xFF])
 def test_unknown_type_is_dropped_and_counted(msg_type):
     with pytest.raises(fp.UnknownTypeError):
         fp.decode_message(fp.parse_frame(raw_frame(msg_type, b"")))

@@ -2,12 +2,15 @@
 // a fake USB serial port (with a settable availableForWrite), a fake sample timer (the
 // test calls onSampleIsr itself, with chosen counts and cycle stamps) and a fake clock.
 // Everything the "device" writes is decoded with the tested receiver of hilrig_proto.h.
+// The fake port also has a release output (protocol 1.1 RELEASE) whose level the test
+// reads at every sample.
 //
 // Built and run by tests/firmware_protocol/test_c_reference.py:
 //   g++ -std=gnu++17 -Wall -Wextra -Werror -pedantic -I../../c -I../src bridge_host_test.cpp
 #include <stdio.h>
 #include <string.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,12 @@ public:
     bool sampling = false;
     uint32_t period_us = 0;
     bool partial_write = false; // a write attempt with n > availableForWrite()
+    bool release_level = false;    // the release output is driven
+    int release_on_writes = 0;     // setReleaseOutput(true) calls
+    int release_off_writes = 0;    // setReleaseOutput(false) calls
+    int release_on_unlocked = 0;   // ... driven while the sample ISR was not locked out
+    int lock_depth = 0;
+    std::function<void()> held_tick; // a timer tick that arrives while locked: runs at unlock
 
     size_t availableForWrite() override { return room; }
     size_t write(const uint8_t *data, size_t n) override
@@ -56,6 +65,26 @@ public:
         return true;
     }
     void stopSampling() override { sampling = false; }
+    void setReleaseOutput(bool active) override
+    {
+        if (active) {
+            release_on_writes++;
+            release_on_unlocked += lock_depth == 0;
+        } else {
+            release_off_writes++;
+        }
+        release_level = active;
+    }
+    void lockSampling() override { lock_depth++; }
+    void unlockSampling() override
+    {
+        lock_depth--;
+        if (lock_depth == 0 && held_tick) {
+            std::function<void()> tick = held_tick;
+            held_tick = nullptr;
+            tick();
+        }
+    }
 };
 
 struct Msg {
@@ -213,7 +242,8 @@ static void test_session()
         hilrig_info_t info;
         CHECK(hilrig_parse_info(msgs[0].payload.data(), msgs[0].payload.size(), &info) == HILRIG_OK,
               "INFO parses");
-        CHECK(info.proto_major == 1 && info.proto_minor == 0 && info.sample_rate_hz == 10000 &&
+        CHECK(info.proto_major == 1 && info.proto_minor == HILRIG_VERSION_MINOR &&
+                  info.capabilities == 0 && info.sample_rate_hz == 10000 &&
                   info.counts_per_rev_0 == 40000 && info.counts_per_rev_1 == 40000 &&
                   info.layout_hash == HILRIG_LAYOUT_HASH && info.boot_id == cfg.boot_id &&
                   info.max_samples_per_frame == 10 &&
@@ -453,6 +483,226 @@ static void test_session()
           "the device saw framing errors");
 }
 
+static hilrig::BridgeConfig releaseConfig()
+{
+    hilrig::BridgeConfig cfg;
+    cfg.default_rate_hz = 10000;
+    cfg.max_rate_hz = 20000;
+    cfg.counts_per_rev_0 = 40000;
+    cfg.counts_per_rev_1 = 40000;
+    cfg.cycles_per_us = kCyclesPerUs;
+    cfg.boot_id = 7;
+    cfg.firmware_id = "hilrig-teensy4/release-test";
+    cfg.release_output = true;
+    cfg.release_pulse_ms = 50;
+    cfg.release_max_ms = 100;
+    return cfg;
+}
+
+// n ticks, on time except tick late_at (2.3 periods late: two indices skipped); returns
+// the index of each sample read with the release output driven.
+static std::vector<uint32_t> samplesDriven(Sim &sim, FakePort &port, int n, int late_at = -1)
+{
+    std::vector<uint32_t> driven;
+    for (int i = 0; i < n; i++) {
+        uint32_t k = sim.bridge.nextSampleIndex();
+        bool late = i == late_at;
+        if (late) k += 2;
+        if (port.release_level) driven.push_back(k);
+        sim.sample(late ? 2.3 : 0.0);
+        if (i % 64 == 63) sim.bridge.poll(); // keep the ring drained
+    }
+    return driven;
+}
+
+static void test_release()
+{
+    static hilrig::SampleEntry ring[4096];
+    FakePort port;
+    hilrig::BridgeConfig cfg = releaseConfig();
+    hilrig::Bridge bridge(port, cfg, ring, 4096);
+    Host host(port, bridge);
+    std::vector<Msg> msgs;
+    std::vector<uint32_t> driven;
+
+    // INFO advertises the output
+    host.send(HILRIG_MSG_HELLO);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && msgs[0].f.msg_type == HILRIG_MSG_INFO, "INFO");
+    if (msgs.size() == 1) {
+        hilrig_info_t info;
+        CHECK(hilrig_parse_info(msgs[0].payload.data(), msgs[0].payload.size(), &info) ==
+                      HILRIG_OK &&
+                  info.proto_minor == 1 && info.capabilities == HILRIG_CAP_RELEASE_OUTPUT,
+              "INFO 1.1 with CAP_RELEASE_OUTPUT");
+    }
+
+    // not streaming: NAK 3, the output untouched; a wrong payload: NAK 2
+    uint32_t s = host.sendU32(HILRIG_MSG_RELEASE, 5);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isNak(msgs[0], s, HILRIG_MSG_RELEASE, HILRIG_NAK_NOT_ALLOWED, 0),
+          "RELEASE while idle -> NAK 3");
+    s = host.send(HILRIG_MSG_RELEASE, (const uint8_t *)"ab", 2);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isNak(msgs[0], s, HILRIG_MSG_RELEASE, HILRIG_NAK_BAD_PAYLOAD, 2),
+          "RELEASE with 2 bytes -> NAK 2");
+    CHECK(port.release_on_writes == 0 && !port.release_level, "output untouched when idle");
+
+    s = host.sendU32(HILRIG_MSG_START, 10000);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isAck(msgs[0], s, HILRIG_MSG_START, 10000), "START");
+    Sim sim{bridge};
+    samplesDriven(sim, port, 25); // 0..24
+    bridge.poll();
+    host.take();
+
+    // RELEASE 5 ms = 50 periods at 10 kHz: ACK with the next sample's index, the output
+    // driven under the lock; samples 25..75 are read with it driven, the ISR turns it off
+    // right after reading sample 75 (50 periods after 25)
+    s = host.sendU32(HILRIG_MSG_RELEASE, 5);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isAck(msgs[0], s, HILRIG_MSG_RELEASE, 25), "RELEASE -> ACK(25)");
+    CHECK(port.release_level && bridge.releaseOutputActive() && port.release_on_writes == 1 &&
+              port.release_on_unlocked == 0 && port.lock_depth == 0,
+          "output driven, under the lock");
+    driven = samplesDriven(sim, port, 60); // 25..84
+    CHECK(driven.size() == 51 && driven.front() == 25 && driven.back() == 75,
+          "5 ms pulse: %zu samples driven", driven.size());
+    CHECK(!port.release_level && !bridge.releaseOutputActive() && port.release_off_writes == 1,
+          "output off after the pulse");
+    bridge.poll();
+    Flat fl = flatten(host.take());
+    CHECK(!fl.index.empty() && fl.index.front() == 20 && fl.index.back() == 79 &&
+              fl.index.size() == 60,
+          "samples flow through the pulse (%zu)", fl.index.size());
+    for (uint16_t f : fl.frame_flags) CHECK(f == 0, "flags %04x", f);
+
+    // pulse_ms 0: the configured 50 ms = 500 periods; a late interrupt inside the pulse
+    // skips indices 285, 286, and the end still comes by index (time): 85 + 500 = 585
+    s = host.sendU32(HILRIG_MSG_RELEASE, 0);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isAck(msgs[0], s, HILRIG_MSG_RELEASE, 85), "RELEASE(0) -> ACK(85)");
+    driven = samplesDriven(sim, port, 520, 200); // 85..284, 287..606
+    CHECK(driven.size() == 499 && driven.front() == 85 && driven.back() == 585,
+          "default pulse: %zu samples driven, last %u", driven.size(),
+          driven.empty() ? 0u : driven.back());
+    CHECK(bridge.nextSampleIndex() == 607 && !port.release_level, "off at 585");
+    bridge.poll();
+    host.take();
+
+    // longer than release_max_ms (100): cut to 100 ms = 1000 periods
+    s = host.sendU32(HILRIG_MSG_RELEASE, 60000);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isAck(msgs[0], s, HILRIG_MSG_RELEASE, 607), "RELEASE(60 s)");
+    driven = samplesDriven(sim, port, 1100);
+    CHECK(driven.size() == 1001 && driven.back() == 1607, "cut to 100 ms: %zu driven",
+          driven.size());
+    bridge.poll();
+    host.take();
+
+    // a timer tick held off by the lock runs right after it: that sample is the ACK's
+    // index and was read with the output driven
+    uint32_t held_index = 0;
+    bool held_level = false;
+    port.held_tick = [&]() {
+        held_index = bridge.nextSampleIndex();
+        held_level = port.release_level;
+        sim.sample();
+    };
+    s = host.sendU32(HILRIG_MSG_RELEASE, 1);
+    msgs = host.take();
+    CHECK(held_index == 1707 && held_level && msgs.size() == 1 &&
+              isAck(msgs[0], s, HILRIG_MSG_RELEASE, 1707),
+          "held-off tick: sample %u, level %d", held_index, (int)held_level);
+
+    // a RELEASE during a pulse restarts it from the next sample
+    samplesDriven(sim, port, 3); // 1708..1710
+    s = host.sendU32(HILRIG_MSG_RELEASE, 1);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isAck(msgs[0], s, HILRIG_MSG_RELEASE, 1711), "restart ACK");
+    driven = samplesDriven(sim, port, 20);
+    CHECK(driven.size() == 11 && driven.front() == 1711 && driven.back() == 1721,
+          "restarted pulse ends 10 periods after 1711 (%zu)", driven.size());
+
+    // STOP during a pulse: the output goes off at once (the ISR will not run again)
+    s = host.sendU32(HILRIG_MSG_RELEASE, 50);
+    host.take();
+    samplesDriven(sim, port, 5);
+    CHECK(port.release_level, "pulse running");
+    s = host.send(HILRIG_MSG_STOP);
+    msgs = host.take();
+    CHECK(!port.release_level && !bridge.releaseOutputActive() && !msgs.empty() &&
+              isAck(msgs.back(), s, HILRIG_MSG_STOP, bridge.nextSampleIndex()),
+          "STOP ends the pulse");
+    s = host.sendU32(HILRIG_MSG_RELEASE, 5);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isNak(msgs[0], s, HILRIG_MSG_RELEASE, HILRIG_NAK_NOT_ALLOWED, 0),
+          "RELEASE after STOP -> NAK 3");
+
+    // HELLO and the host going away end a pulse too
+    host.sendU32(HILRIG_MSG_START, 10000);
+    host.sendU32(HILRIG_MSG_RELEASE, 50);
+    CHECK(port.release_level, "pulse before HELLO");
+    host.seq = 0;
+    host.send(HILRIG_MSG_HELLO);
+    CHECK(!port.release_level, "HELLO ends the pulse");
+    host.sendU32(HILRIG_MSG_START, 10000);
+    host.sendU32(HILRIG_MSG_RELEASE, 50);
+    CHECK(port.release_level, "pulse before the host goes away");
+    bridge.closeSession();
+    CHECK(!port.release_level && port.lock_depth == 0 && port.release_on_unlocked == 0,
+          "closeSession ends the pulse");
+    host.take();
+    CHECK(host.rx.stats.crc_errors + host.rx.stats.cobs_errors + host.rx.stats.length_errors ==
+              0,
+          "release session: framing errors");
+}
+
+// A board without a release output: the 1.0 configuration, the new fields left at their
+// defaults.
+static void test_no_release_output()
+{
+    static hilrig::SampleEntry ring[64];
+    FakePort port;
+    hilrig::BridgeConfig cfg;
+    cfg.default_rate_hz = 10000;
+    cfg.max_rate_hz = 20000;
+    cfg.counts_per_rev_0 = 40000;
+    cfg.counts_per_rev_1 = 40000;
+    cfg.cycles_per_us = kCyclesPerUs;
+    cfg.boot_id = 9;
+    cfg.firmware_id = "hilrig-teensy4/no-release";
+    hilrig::Bridge bridge(port, cfg, ring, 64);
+    Host host(port, bridge);
+    std::vector<Msg> msgs;
+
+    host.send(HILRIG_MSG_HELLO);
+    msgs = host.take();
+    if (msgs.size() == 1) {
+        hilrig_info_t info;
+        CHECK(hilrig_parse_info(msgs[0].payload.data(), msgs[0].payload.size(), &info) ==
+                      HILRIG_OK &&
+                  info.proto_minor == 1 && info.capabilities == 0,
+              "INFO without CAP_RELEASE_OUTPUT (%04x)", info.capabilities);
+    } else {
+        CHECK(0, "INFO after HELLO");
+    }
+    uint32_t s = host.sendU32(HILRIG_MSG_RELEASE, 50);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 &&
+              isNak(msgs[0], s, HILRIG_MSG_RELEASE, HILRIG_NAK_NO_RELEASE_OUTPUT, 0),
+          "idle -> NAK 5");
+    host.sendU32(HILRIG_MSG_START, 10000);
+    host.take();
+    s = host.sendU32(HILRIG_MSG_RELEASE, 0);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 &&
+              isNak(msgs[0], s, HILRIG_MSG_RELEASE, HILRIG_NAK_NO_RELEASE_OUTPUT, 0),
+          "streaming -> NAK 5");
+    CHECK(bridge.streaming() && port.release_on_writes == 0 && port.release_off_writes == 0,
+          "no output, still streaming");
+}
+
 static void test_rates()
 {
     static hilrig::SampleEntry ring[16];
@@ -474,6 +724,8 @@ static void test_rates()
 int main()
 {
     test_session();
+    test_release();
+    test_no_release_output();
     test_rates();
     printf("bridge host test: %lu checks, %lu failures\n", g_checks, g_failures);
     return g_failures ? 1 : 0;

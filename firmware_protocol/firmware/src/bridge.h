@@ -10,6 +10,8 @@
 //                       single-producer / single-consumer ring buffer, never blocks
 //   main loop        -> poll(): ring -> SAMPLES frames of samplesPerFrame() samples,
 //                       STATUS about once a second; onReceive(): host commands -> replies
+// RELEASE (1.1) drives the release output from the main loop; the sample ISR turns it
+// off when the pulse is over, so nothing ever waits for the pulse.
 // Every frame goes out whole or not at all: sendFrame() checks availableForWrite() and
 // drops and counts a frame that does not fit (SPEC 4.2 frames_dropped / samples_dropped).
 #ifndef HILRIG_BRIDGE_H
@@ -40,6 +42,15 @@ public:
     virtual bool startSampling(uint32_t period_us) = 0;
     // Stop the sample timer; once it returns, onSampleIsr() is not called any more.
     virtual void stopSampling() = 0;
+    // Drive the release output active or inactive (SPEC 4.4 RELEASE). Called from the
+    // main loop and from onSampleIsr(). Boards without one keep the default.
+    virtual void setReleaseOutput(bool active) { (void)active; }
+    // Hold off onSampleIsr() between these two calls (mask the sample timer interrupt),
+    // for a few instructions: RELEASE needs the output and the next sample index to
+    // change together. The defaults suit a port whose onSampleIsr() cannot interrupt the
+    // main loop.
+    virtual void lockSampling() {}
+    virtual void unlockSampling() {}
 };
 
 struct BridgeConfig {
@@ -50,6 +61,11 @@ struct BridgeConfig {
     uint32_t cycles_per_us;    // rate of the cycle counter given to onSampleIsr (600)
     uint64_t boot_id;          // random per power-up (SPEC 4.1)
     const char *firmware_id;   // UTF-8, at most 64 bytes (longer is cut)
+    // Release output (protocol 1.1). Default: none, so INFO advertises no capability and
+    // RELEASE gets NAK 5.
+    bool release_output = false;    // the port drives a latch/solenoid (setReleaseOutput)
+    uint32_t release_pulse_ms = 50; // RELEASE with pulse_ms 0
+    uint32_t release_max_ms = 1000; // longer requests are cut to this (coil duty limit)
 };
 
 // One ring entry: a sample as taken by the ISR.
@@ -157,6 +173,12 @@ public:
                 bump(counters_.overruns);
             }
         }
+        // End of a RELEASE pulse, by sample index (the index names the time, even across
+        // skipped ticks). Sample k itself was read with the output still driven.
+        if (release_on_ && (int32_t)(k - release_end_) >= 0) {
+            port_.setReleaseOutput(false);
+            release_on_ = false;
+        }
         if (zero_pending_) { // ZERO: both counters become 0 at the next sample
             zero0_ = raw0;
             zero1_ = raw1;
@@ -199,6 +221,7 @@ public:
     uint32_t rateHz() const { return rate_hz_; }
     uint16_t samplesPerFrame() const { return spf_; }
     uint32_t nextSampleIndex() const { return next_index_; }
+    bool releaseOutputActive() const { return release_on_; }
     BridgeCounters counters() const
     {
         BridgeCounters c;
@@ -272,6 +295,7 @@ private:
             sendAck(f, 0);
             break;
         case HILRIG_MSG_PING: sendAck(f, hilrig_get_u32(f.payload)); break;
+        case HILRIG_MSG_RELEASE: onRelease(f); break;
         default: sendNak(f, HILRIG_NAK_UNKNOWN_TYPE, 0); break;
         }
     }
@@ -291,6 +315,7 @@ private:
         }
         info.proto_major = (uint8_t)HILRIG_VERSION_MAJOR;
         info.proto_minor = (uint8_t)HILRIG_VERSION_MINOR;
+        info.capabilities = (uint16_t)(cfg_.release_output ? HILRIG_CAP_RELEASE_OUTPUT : 0u);
         info.sample_rate_hz = rate_hz_;
         info.counts_per_rev_0 = cfg_.counts_per_rev_0;
         info.counts_per_rev_1 = cfg_.counts_per_rev_1;
@@ -355,6 +380,46 @@ private:
         sendAck(f, next_index_);
     }
 
+    // SPEC 4.4 (1.1): drive the release output for pulse_ms (0: the configured default,
+    // longer than release_max_ms: cut to it), rounded up to whole sample periods; ACK with
+    // the index of the first sample taken with the output driven. A RELEASE during a pulse
+    // restarts it from the next sample. NAK 5 without an output, NAK 3 when not streaming
+    // (the ISR that ends the pulse only runs while streaming).
+    void onRelease(const hilrig_frame_t &f)
+    {
+        if (!cfg_.release_output) {
+            sendNak(f, HILRIG_NAK_NO_RELEASE_OUTPUT, 0);
+            return;
+        }
+        if (!streaming_) {
+            sendNak(f, HILRIG_NAK_NOT_ALLOWED, 0);
+            return;
+        }
+        uint32_t ms = hilrig_get_u32(f.payload);
+        if (ms == 0u) {
+            ms = cfg_.release_pulse_ms;
+        }
+        if (ms > cfg_.release_max_ms) {
+            ms = cfg_.release_max_ms;
+        }
+        uint64_t n = ((uint64_t)ms * rate_hz_ + 999u) / 1000u;
+        if (n < 1u) {
+            n = 1u;
+        }
+        if (n > 0x7FFFFFFFu) {
+            n = 0x7FFFFFFFu; // the ISR compares indices as a signed difference
+        }
+        // Locked, so no sample falls between driving the output and reading the index:
+        // the next sample taken is the first one with the output driven.
+        port_.lockSampling();
+        uint32_t first = next_index_;
+        release_end_ = first + (uint32_t)n;
+        release_on_ = true;
+        port_.setReleaseOutput(true);
+        port_.unlockSampling();
+        sendAck(f, first);
+    }
+
     void stopStreaming(bool flush)
     {
         if (!streaming_) {
@@ -363,6 +428,10 @@ private:
         port_.stopSampling();
         sampling_ = false;
         HILRIG_COMPILER_BARRIER();
+        if (release_on_) { // the ISR that would end the pulse no longer runs
+            port_.setReleaseOutput(false);
+            release_on_ = false;
+        }
         if (flush) {
             drainRing();
             flushBatch();
@@ -494,6 +563,8 @@ private:
     volatile bool sampling_ = false;
     volatile bool zero_pending_ = false;
     volatile uint32_t next_index_ = 0;
+    volatile bool release_on_ = false;  // the release output is driven
+    volatile uint32_t release_end_ = 0; // sample index at which the ISR turns it off
     bool have_timing_ = false;
     uint32_t expected_cycles_ = 0;
     uint32_t period_cycles_ = 1;

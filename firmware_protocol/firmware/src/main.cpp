@@ -5,7 +5,8 @@
 // IntervalTimer interrupt into a ring buffer, and streams them to the host over USB
 // serial (CDC ACM) in the hilrig bridge protocol (firmware_protocol/SPEC.md): SAMPLES
 // frames of 10 samples, STATUS about once a second, INFO / ACK / NAK replies to the
-// host's HELLO, START, STOP, ZERO and PING.
+// host's HELLO, START, STOP, ZERO, PING and RELEASE (protocol 1.1: a pulse on the release
+// output, when one is configured below).
 //
 // The protocol and session logic lives in bridge.h (hardware-free, tested on the host by
 // host_test/bridge_host_test.cpp); frames are built by ../c/hilrig_proto.h (tested
@@ -47,8 +48,35 @@ static const uint16_t kFilterPeriod = 5;
 static const uint32_t kDefaultRateHz = 10000;
 static const uint32_t kMaxRateHz = 20000;
 static const uint32_t kCountsPerRev = 40000; // 10,000-line encoders, x4 decoding
-static const char kFirmwareId[] = "hilrig-teensy4/1.0.0";
+static const char kFirmwareId[] = "hilrig-teensy4/1.1.0";
 static const uint8_t kSampleIrqPriority = 16; // above USB (lower number = more urgent)
+
+// Release output (RELEASE, protocol 1.1): the input of a latch or solenoid driver stage
+// (a transistor or MOSFET with a flyback diode, see ../README.md), never a coil on the
+// pin itself. Set at build time, e.g. PLATFORMIO_BUILD_FLAGS="-D HILRIG_RELEASE_PIN=6".
+//   HILRIG_RELEASE_PIN          pin number; -1 = no release output: INFO advertises no
+//                               CAP_RELEASE_OUTPUT and RELEASE is answered NAK 5
+//   HILRIG_RELEASE_ACTIVE_HIGH  1: the pin is HIGH while the output is driven; 0: LOW
+//   HILRIG_RELEASE_PULSE_MS     pulse of a RELEASE with pulse_ms 0
+//   HILRIG_RELEASE_MAX_MS       longer requests are cut to this (protects the coil)
+#ifndef HILRIG_RELEASE_PIN
+#define HILRIG_RELEASE_PIN -1
+#endif
+#ifndef HILRIG_RELEASE_ACTIVE_HIGH
+#define HILRIG_RELEASE_ACTIVE_HIGH 1
+#endif
+#ifndef HILRIG_RELEASE_PULSE_MS
+#define HILRIG_RELEASE_PULSE_MS 50
+#endif
+#ifndef HILRIG_RELEASE_MAX_MS
+#define HILRIG_RELEASE_MAX_MS 1000
+#endif
+#if HILRIG_RELEASE_PIN >= 0
+static_assert(HILRIG_RELEASE_PIN != kArmPinA && HILRIG_RELEASE_PIN != kArmPinB &&
+                  HILRIG_RELEASE_PIN != kPendulumPinA && HILRIG_RELEASE_PIN != kPendulumPinB &&
+                  HILRIG_RELEASE_PIN != LED_BUILTIN,
+              "HILRIG_RELEASE_PIN is an encoder input or the LED");
+#endif
 
 // ENC CTRL2 (i.MX RT1060 reference manual, ENC chapter): SABIRQ (bit 11) is set when
 // PHASEA and PHASEB changed at the same time - an illegal quadrature transition. It is
@@ -118,6 +146,19 @@ public:
         return sampleTimer.begin(sampleIsr, period_us);
     }
     void stopSampling() override { sampleTimer.end(); }
+    // Called from the main loop and from sampleIsr(): one register write, no waiting.
+    void setReleaseOutput(bool active) override
+    {
+#if HILRIG_RELEASE_PIN >= 0
+        bool high = active == (HILRIG_RELEASE_ACTIVE_HIGH != 0);
+        digitalWriteFast(HILRIG_RELEASE_PIN, high ? HIGH : LOW);
+#else
+        (void)active;
+#endif
+    }
+    // Masks every interrupt, for the few instructions of Bridge::onRelease().
+    void lockSampling() override { noInterrupts(); }
+    void unlockSampling() override { interrupts(); }
 
 private:
     uint32_t last_ = 0;
@@ -162,6 +203,12 @@ static void initEncoder(QuadEncoder &enc)
 
 void setup()
 {
+#if HILRIG_RELEASE_PIN >= 0
+    // Inactive level first, then output: the pin floats from reset until here, so the
+    // driver stage needs its own pull resistor to the inactive level (README).
+    port.setReleaseOutput(false);
+    pinMode(HILRIG_RELEASE_PIN, OUTPUT);
+#endif
     pinMode(LED_BUILTIN, OUTPUT);
     Serial.begin(115200); // USB CDC: the baud rate is ignored (480 Mbit/s USB)
 
@@ -178,6 +225,9 @@ void setup()
     cfg.cycles_per_us = F_CPU_ACTUAL / 1000000u;
     cfg.boot_id = readBootId();
     cfg.firmware_id = kFirmwareId;
+    cfg.release_output = HILRIG_RELEASE_PIN >= 0;
+    cfg.release_pulse_ms = HILRIG_RELEASE_PULSE_MS;
+    cfg.release_max_ms = HILRIG_RELEASE_MAX_MS;
     static hilrig::Bridge theBridge(port, cfg, sampleRing,
                                     sizeof sampleRing / sizeof sampleRing[0]);
     bridge = &theBridge;
