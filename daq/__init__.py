@@ -15,7 +15,7 @@ from ._config import ConfigError, MqttConfig, Settings, TriggerConfig, load_sett
 from ._convert import measurement_from_capture
 from ._mqtt import Publisher, monitor, resolve_broker
 from ._plan import PlanError, SessionPlan, load_plan
-from ._release import OperatorReleaser, Releaser, SimReleaser
+from ._release import LatchReleaser, OperatorReleaser, Releaser, SimReleaser
 from ._ring import RingBuffer
 from ._service import CaptureOutcome, RigService, ServiceReport
 from ._session import SessionRunner
@@ -24,7 +24,7 @@ from ._version import SOFTWARE_VERSION
 
 __all__ = [
     "SOFTWARE_VERSION", "Armed", "Capture", "CaptureFileError", "CaptureOutcome", "Catalog",
-    "CatalogError", "ConfigError", "FreeDecayTrigger", "MqttConfig", "OperatorReleaser",
+    "CatalogError", "ConfigError", "FreeDecayTrigger", "LatchReleaser", "MqttConfig", "OperatorReleaser",
     "PlanError", "Publisher", "Releaser", "RigService", "RingBuffer", "ServiceReport",
     "SessionPlan", "SessionRunner", "Settings", "Settled", "SimReleaser", "TriggerConfig",
     "TriggerInfo", "TriggerState", "Triggered", "load_plan", "load_settings",

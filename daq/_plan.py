@@ -36,8 +36,11 @@ class SessionPlan(BaseModel):
     source: Literal["sim", "serial"] = "sim"
     port: str | None = Field(None, description="serial port of the bridge (source serial)")
     paced: bool = Field(True, description="simulated rig in real time (False: as fast as it can)")
-    release: Literal["self", "operator"] = Field(
-        "self", description="self: the simulated rig lets go; operator: a person is asked to")
+    release: Literal["self", "operator", "latch"] = Field(
+        "self", description="self: the simulated rig lets go; operator: a person is asked "
+                            "to; latch: the bridge opens its release output (protocol 1.1)")
+    pulse_ms: int = Field(0, ge=0, le=10_000,
+                          description="latch pulse length; 0: the firmware's default")
     pose_tolerance_deg: float = Field(
         10.0, gt=0, le=180,
         description="the trigger arms only when the rig rests this close to the pose asked for")
@@ -76,8 +79,11 @@ class SessionPlan(BaseModel):
         if self.source == "serial" and not self.port:
             raise ValueError("source serial needs a port")
         if self.source == "serial" and self.release == "self":
-            raise ValueError("a physical rig cannot release itself: use release = 'operator'")
-        if self.capture_timeout_s <= self.hold_s and self.release == "self":
+            raise ValueError("a physical rig cannot release itself: use release = 'operator' "
+                             "or 'latch'")
+        if self.source == "sim" and self.release == "latch":
+            raise ValueError("release 'latch' needs the serial bridge (source = 'serial')")
+        if self.capture_timeout_s <= self.hold_s and self.release in ("self", "latch"):
             raise ValueError(f"capture_timeout_s ({self.capture_timeout_s}) must exceed "
                              f"hold_s ({self.hold_s}): the rig is held that long first")
         return self

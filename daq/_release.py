@@ -1,18 +1,23 @@
-"""How a capture's release happens: the simulated rig lets go by itself, an operator by hand.
+"""How a capture's release happens: the simulated rig lets go by itself, an operator by
+hand, or the bridge opens a latch (protocol 1.1 RELEASE, a pin in the firmware config).
 
 A session asks its Releaser to release the rig from a pose; it then watches for the
-motion (the trigger) and gives up after the plan's capture timeout. A latch or
-solenoid driven by the bridge needs a RELEASE message in the wire protocol, which
-version 1 does not have yet.
+motion (the trigger) and gives up after the plan's capture timeout. The trigger arms
+only once the rig rests near the pose, and tells the releaser (`armed`): the latch
+opens `hold_s` after that, so the capture always has its still pre-trigger window.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import asyncio
+import logging
+from typing import Any, Protocol
 
-from drivers import SimulatedRig
+from drivers import SerialBridgeError, SimulatedRig
 
-__all__ = ["OperatorReleaser", "Releaser", "SimReleaser"]
+__all__ = ["LatchReleaser", "OperatorReleaser", "Releaser", "SimReleaser"]
+
+log = logging.getLogger("hilrig.release")
 
 
 class Releaser(Protocol):
@@ -20,6 +25,10 @@ class Releaser(Protocol):
 
     def release(self, pose_deg: tuple[float, float], label: str) -> str | None:
         """Start a release; returns what a person must be told to do, or None."""
+        ...
+
+    def armed(self, index: int) -> None:
+        """The rig rests at the pose and the trigger watches from sample `index`."""
         ...
 
     @property
@@ -39,6 +48,9 @@ class SimReleaser:
         self.rig.hold(pose_deg, release_in_s=self.hold_s)
         return None
 
+    def armed(self, index: int) -> None:
+        pass
+
     @property
     def release_index(self) -> int | None:
         return self.rig.release_index
@@ -51,6 +63,49 @@ class OperatorReleaser:
         return (f"ready for release: {label}: set arm {pose_deg[0]:g} deg, pendulum "
                 f"{pose_deg[1]:g} deg, hold it still, then let go")
 
+    def armed(self, index: int) -> None:
+        pass
+
     @property
     def release_index(self) -> int | None:
         return None
+
+
+class LatchReleaser:
+    """The bridge drives a latch or solenoid: RELEASE `hold_s` after the rig rests at the pose.
+
+    The device answers RELEASE with the index of the first sample taken with the latch
+    open, so `release_index` is exact (not inferred from the motion).
+    """
+
+    def __init__(self, bridge: Any, hold_s: float, pulse_ms: int = 0) -> None:
+        self.bridge = bridge
+        self.hold_s = float(hold_s)
+        self.pulse_ms = int(pulse_ms)
+        self._due = False
+        self._index: int | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.error: str | None = None
+
+    def release(self, pose_deg: tuple[float, float], label: str) -> str | None:
+        self._due = True
+        return (f"latch: {label}: the bridge releases the rig {self.hold_s:g} s after it rests "
+                f"at arm {pose_deg[0]:g} deg, pendulum {pose_deg[1]:g} deg (latch it there)")
+
+    def armed(self, index: int) -> None:
+        if self._due:
+            self._due = False
+            self._task = asyncio.get_running_loop().create_task(self._open())
+
+    async def _open(self) -> None:
+        await asyncio.sleep(self.hold_s)
+        try:
+            self._index = await self.bridge.release(self.pulse_ms)
+        except (SerialBridgeError, TimeoutError) as exc:
+            # the capture then times out and the plan decides; the reason is logged
+            self.error = str(exc) or "RELEASE not answered"
+            log.error("latch not opened: %s", self.error)
+
+    @property
+    def release_index(self) -> int | None:
+        return self._index

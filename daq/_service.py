@@ -29,7 +29,7 @@ from ._capture_file import Capture, TriggerInfo, write_capture_h5
 from ._config import Settings
 from ._mqtt import Publisher
 from ._ring import RingBuffer
-from ._trigger import FreeDecayTrigger, Settled, Triggered
+from ._trigger import Armed, FreeDecayTrigger, Settled, Triggered
 from ._version import SOFTWARE_VERSION
 from ._worker import identification_pool, identify_file
 
@@ -214,6 +214,13 @@ class RigService:
     def _capture_failed(self, outcome: CaptureOutcome) -> None:
         pass
 
+    def _rearm_trigger(self) -> None:
+        """After a capture: watch for the next release as soon as the rig rests."""
+        self.trigger.arm()
+
+    def _armed(self, index: int) -> None:
+        """The trigger armed: the rig rests and motion is watched from `index` on."""
+
     def _block_seen(self, end_index: int) -> bool:
         """Called after every block; False ends acquisition (a session's timeouts, limits)."""
         return True
@@ -281,6 +288,8 @@ class RigService:
                     self.on_event(f"capture {pending.capture_id}: release detected")
                     self._capture_started(pending.capture_id)
                     self._set_state("capturing")
+                elif isinstance(ev, Armed):
+                    self._armed(ev.index)
                 elif isinstance(ev, Settled) and pending is not None:
                     capture = self._take_capture(pending, ev)
                     errors = _count_diff(self._error_counts(), pending.link_errors)
@@ -289,7 +298,7 @@ class RigService:
                     self._finishing.add(task)
                     task.add_done_callback(self._finishing.discard)
                     self._set_state("idle")
-                    self.trigger.arm()
+                    self._rearm_trigger()
                     going = self._settled()
             if not going or (pending is None and not self._block_seen(block.end_index)):
                 break

@@ -85,6 +85,7 @@ class SessionRunner(RigService):
         self._seq: int | None = None  # the planned capture being attempted
         self._seq_of: dict[str, int] = {}  # capture id -> seq, this run
         self._release_due = True
+        self._upcoming: int | None = None  # the planned capture to ask for next
         self._release_at: int | None = None  # sample index of the release request
         self._in_flight = 0
         self._timeouts_in_row = 0
@@ -92,6 +93,7 @@ class SessionRunner(RigService):
         self._stop_polled = 0.0
         self._t0 = time.monotonic()
         self._done_at_start = len(catalog.done_seqs(session_id))
+        self.trigger.disarm()  # armed at each release request, near its pose
 
     # -- plan bookkeeping -----------------------------------------------------------------
     def _next_seq(self) -> int | None:
@@ -178,11 +180,15 @@ class SessionRunner(RigService):
         if self._stop_reason is not None:
             return False  # the run then waits for the captures still being identified
         if self._release_due:
+            if self._upcoming is None:  # decided once per release, not per block
+                self._upcoming = self._next_seq()
+                if self._upcoming is None:
+                    return False  # plan complete: the run waits for captures in flight
             if self._in_flight >= self.plan.max_in_flight:
                 return True  # identification is behind: the rig waits at rest
-            seq = self._next_seq()
-            if seq is None or not self._disk_ok():
-                return False  # plan complete (or no room): in-flight captures still finish
+            if not self._disk_ok():
+                return False
+            seq, self._upcoming = self._upcoming, None
             self._seq, self._release_due, self._release_at = seq, False, end_index
             label = self._label(seq)
             pose = self.plan.pose(seq)
@@ -215,6 +221,13 @@ class SessionRunner(RigService):
         self._stop(f"disk: {free_mb:.0f} MB free in {self.folder}, the plan needs "
                    f"{self.plan.min_free_mb:g} MB (min_free_mb) before each capture")
         return False
+
+    def _rearm_trigger(self) -> None:
+        """Idle until the next release is asked for: motion meanwhile is no capture."""
+
+    def _armed(self, index: int) -> None:
+        if self._seq is not None:  # a release was asked for: the rig rests at its pose
+            self.releaser.armed(index)
 
     def _label(self, seq: int) -> str:
         of = f"/{self.plan.captures}" if self.plan.captures is not None else ""

@@ -91,7 +91,7 @@ def _duration(seconds: float) -> str:
 def _source_and_releaser(plan: SessionPlan, settings: Settings) -> tuple[Any, Any]:
     from drivers import SimulatedRig
 
-    from ._release import OperatorReleaser, SimReleaser
+    from ._release import LatchReleaser, OperatorReleaser, SimReleaser
 
     if plan.source == "serial":
         from drivers import SerialBridge
@@ -99,7 +99,10 @@ def _source_and_releaser(plan: SessionPlan, settings: Settings) -> tuple[Any, An
         rate = settings.sample_rate_hz
         if rate != int(rate):
             raise _Usage(f"sample_rate_hz must be a whole number of Hz for the bridge, got {rate}")
-        return SerialBridge(plan.port or "", rate_hz=int(rate)), OperatorReleaser()
+        bridge = SerialBridge(plan.port or "", rate_hz=int(rate))
+        if plan.release == "latch":
+            return bridge, LatchReleaser(bridge, plan.hold_s, plan.pulse_ms)
+        return bridge, OperatorReleaser()
     sim = settings.sim
     rig = SimulatedRig(rig=settings.rig, friction=sim.friction, pose_deg=plan.pose(1),
                        rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
@@ -117,6 +120,9 @@ async def _run(settings: Settings, session_id: str, say: Callable[[str], None]) 
         source, releaser = _source_and_releaser(plan, settings)
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(source)  # serial: handshake before anything
+            if plan.release == "latch" and not source.can_release:
+                raise ConnectionError(f"serial {plan.port}: the bridge has no release output "
+                                      "(INFO capabilities; firmware 1.1 with a release pin)")
             url = await stack.enter_async_context(resolve_broker(settings.mqtt))
             say(f"hilrig: session {session_id}, rig {settings.mqtt.rig_id}, source "
                 f"{source.info.identity}, broker {url}, topics hilrig/{settings.mqtt.rig_id}/#")
@@ -163,7 +169,8 @@ def cmd_session_start(args: argparse.Namespace) -> int:
     if args.sim:
         overrides["source"] = "sim"
     if args.port:
-        overrides.update(source="serial", port=args.port, release="operator")
+        overrides.update(source="serial", port=args.port,
+                         release="latch" if args.latch else "operator")
     if args.unpaced:
         overrides["paced"] = False
     if args.method:
@@ -419,6 +426,8 @@ def add_commands(sub: Any) -> None:
     st.add_argument("--until", type=_utc_arg, help="no release after this UTC time")
     st.add_argument("--sim", action="store_true", help="the simulated rig (default)")
     st.add_argument("--port", metavar="PATH", help="the serial bridge (operator release)")
+    st.add_argument("--latch", action="store_true",
+                    help="with --port: the bridge opens its release latch (else an operator)")
     st.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
     st.add_argument("--method", action="append", choices=sorted(METHODS),
                     help="identification method (repeat for several)")

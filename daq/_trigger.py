@@ -157,6 +157,12 @@ class FreeDecayTrigger:
         self._state = TriggerState.WAITING_REST
         self._near = None if near is None else (np.asarray(near, np.int64), int(tolerance_counts))
 
+    def disarm(self) -> None:
+        """Watch for nothing until arm() (a session arms only when it asks for a release)."""
+        if self._state is TriggerState.RECORDING:
+            raise RuntimeError("cannot disarm while a capture is recording")
+        self._state = TriggerState.SETTLED
+
     def process(self, block: SampleBlock) -> list[TriggerEvent]:
         """Advance over one block; returns the events in it, in order."""
         n = len(block)

@@ -278,6 +278,7 @@ def cmd_emulate_firmware(args: argparse.Namespace) -> int:
                    if getattr(args, name) else None for name in ("stall", "vanish", "garbage")}
         cfg = EmulatorConfig(
             corrupt=args.corrupt, drop=args.drop, reset_at=args.reset, version=args.version,
+            latch=args.latch,
             pose_deg=tuple(args.pose), link=args.link, paced=not args.unpaced,
             rate_hz=int(_settings(args).sample_rate_hz), **windows)
     except ValueError as exc:
@@ -388,6 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     ef.add_argument("--pose", type=float, nargs=2, default=(0.0, 120.0), metavar="DEG",
                     help="release pose: arm, pendulum (degrees)")
     ef.add_argument("--unpaced", action="store_true", help="stream as fast as the host reads")
+    ef.add_argument("--latch", action="store_true",
+                    help="a release latch (protocol 1.1): held at the pose until RELEASE")
     ef.set_defaults(func=cmd_emulate_firmware)
 
     mo = sub.add_parser("monitor", help="print what the service publishes")

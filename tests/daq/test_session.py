@@ -328,3 +328,45 @@ def test_a_bad_plan_is_one_line_naming_the_key_and_nothing_is_created(tmp_path):
     assert run.returncode == 2
     nothing = _hilrig(["captures", "list"], env)
     assert nothing.returncode == 2 and "no catalog here" in nothing.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_latch_on_the_bridge_releases_each_capture_at_a_known_sample(tmp_path):
+    # the real serial driver on a pty against the firmware emulator with a release output
+    from daq._release import LatchReleaser
+    from drivers import EmulatorConfig, FirmwareEmulator, SerialBridge
+
+    settings = load_settings(None, storage={"directory": str(tmp_path)})
+    cfg = EmulatorConfig(seed=21, latch=True, pose_deg=POSE, paced=False)
+    async with FirmwareEmulator(cfg) as emu:
+        plan = SessionPlan(captures=2, poses_deg=[POSE], source="serial", port=emu.port,
+                           release="latch", hold_s=0.5)
+        with Catalog.open(tmp_path) as cat:
+            session_id = new_session_id()
+            cat.add_session(session_id, plan.model_dump_json())
+            async with SerialBridge(emu.port) as bridge:
+                runner = SessionRunner(settings, bridge, None, plan=plan, catalog=cat,
+                                       session_id=session_id,
+                                       releaser=LatchReleaser(bridge, plan.hold_s))
+                await runner.run()
+            caps = cat.captures(session_id)
+            assert [(c.seq, c.status) for c in caps] == [(1, "done"), (2, "done")]
+            for c in caps:
+                s = c.summary
+                # the device told the release sample; the trigger's own estimate agrees
+                assert s["release_index"] >= s["start_index"]
+                assert abs(s["release_error_ms"]) <= 5.0
+                assert s["lost_samples"] == 0
+    assert len(emu.record.releases) == 2
+
+
+def test_the_example_plan_is_valid_and_documents_every_key():
+    from daq._plan import SessionPlan as Plan
+
+    path = Path(__file__).resolve().parents[2] / "deploy" / "session.example.toml"
+    plan = load_plan(path)
+    assert plan.captures == 20 and plan.pose(4) == plan.pose(1)
+    text = path.read_text()
+    missing = [k for k in Plan.model_fields if f"{k} =" not in text]
+    assert missing == []
