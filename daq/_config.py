@@ -33,6 +33,8 @@ class MqttConfig(_Section):
         True, description="start an embedded broker on 127.0.0.1 if nothing answers at url")
     connect_timeout_s: float = Field(3.0, gt=0, le=60)
     keepalive_s: int = Field(10, ge=2, le=600)
+    telemetry_hz: float = Field(
+        100.0, ge=0, le=100, description="live angles and velocities on telemetry; 0: none")
 
 
 class TriggerConfig(_Section):

@@ -1,25 +1,23 @@
-"""MQTT publication of rig status, capture summaries and identification results.
+"""One MQTT connection: the payloads of the contract (docs/mqtt.md), built and published.
 
-Topics, all under ``hilrig/<rig_id>/`` (a later contract versions this tree further):
+Topics, all under ``hilrig/<rig_id>/``; payload models in _payloads.py, JSON Schemas in
+deploy/schemas/:
 
-- ``status``: retained, QoS 1, StatusMessage; the connection's last will is a retained
+- ``status``: retained, QoS 1, StatusPayload; the connection's last will is a retained
   ``"offline"`` status, so a killed service leaves "offline" behind.
-- ``capture/<capture_id>``: QoS 1, CaptureMessage (the caller's summary dict).
-- ``session/<session_id>``: retained, QoS 1, SessionMessage: a session's progress.
-- ``result/<capture_id>/<method>``: QoS 1, ResultMessage (the caller's result, e.g. an
-  identify.IdentificationResult); the same payload is also retained on ``result/latest``.
+- ``capture/<capture_id>``: QoS 1, CapturePayload (lifecycle documents).
+- ``session/<session_id>``: retained, QoS 1, SessionPayload: a session's progress.
+- ``result/<capture_id>/<method>``: QoS 1, ResultPayload (an IdentificationResult with
+  the envelope); the same payload is also retained on ``result/latest``.
 
-Every payload is one flat JSON object: the envelope "schema", "rig_id", "time" (UTC
-ISO 8601 with Z, the publication time), "software_version" and the ids that join it
-to other records (capture_id, method), beside the caller's own keys. A caller's dict
-may repeat an envelope id only with the same value (else ValueError); its own
-"software_version" is kept (the version that computed it); its "time" is replaced.
+A caller's dict may repeat an envelope id only with the same value (else ValueError);
+its own "software_version" is kept (the version that computed it); its "time" is
+replaced.
 
-Not yet guaranteed (a later piece of work adds a durable outbox and reconnects): a
-publish that the broker does not acknowledge within ``publish_timeout_s`` is logged
-on the "hilrig.mqtt" logger and dropped; a lost connection is not re-established, so
-everything published after it is dropped (and logged) until the Publisher is
-re-entered. Acquisition never waits longer than ``publish_timeout_s`` per call.
+A `Publisher` is one connection and nothing more: a publish that the broker does not
+acknowledge within ``publish_timeout_s`` returns False (logged). The service never
+uses it directly: the `Courier` owns one at a time, reconnects, and keeps what must
+not be lost in the outbox on disk until it is acknowledged.
 """
 
 from __future__ import annotations
@@ -27,36 +25,39 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import os
 import sys
-from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Literal, Self, TextIO
+from typing import Any, Self, TextIO
 
 import aiomqtt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from drivers._source import SourceInfo
 
 from ._broker import EmbeddedBroker, parse_mqtt_url, probe_broker, resolve_broker
 from ._config import MqttConfig
+from ._payloads import (
+    CapturePayload,
+    EventPayload,
+    ResultPayload,
+    SessionPayload,
+    State,
+    StatusPayload,
+    TelemetryPayload,
+    dump_json,
+    jsonable,
+)
 from ._version import SOFTWARE_VERSION
 
 __all__ = [
-    "CaptureMessage", "EmbeddedBroker", "Publisher", "ResultMessage", "SessionMessage", "State",
-    "StatusMessage", "Topics", "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker",
+    "EmbeddedBroker", "Publisher", "State", "Topics", "monitor", "parse_mqtt_url", "probe_broker",
+    "resolve_broker",
 ]
 
 log = logging.getLogger("hilrig.mqtt")
 
-State = Literal["online", "capturing", "idle", "offline"]
-
 _FORBIDDEN_IN_ID = set("/+#\x00")
-
-
-def _utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _check_id(kind: str, value: str) -> str:
@@ -66,26 +67,9 @@ def _check_id(kind: str, value: str) -> str:
     return value
 
 
-def _jsonable(value: Any) -> Any:
-    """Plain JSON values from dicts, sequences and numpy scalars/arrays; NaN/inf -> None."""
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json", by_alias=True)
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "tolist"):  # numpy scalar or array
-        return _jsonable(value.tolist())
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, (str, int, bool)):
-        return value
-    raise TypeError(f"cannot publish a {type(value).__name__} as JSON: {value!r:.80}")
-
-
 def _body(schema: str, data: dict[str, Any] | BaseModel, **ids: str) -> dict[str, Any]:
     """The caller's keys as plain JSON values, checked against the envelope's ids."""
-    body = _jsonable(data)
+    body = jsonable(data)
     if not isinstance(body, dict):
         raise TypeError(f"{schema}: expected a dict or a pydantic model, got {type(data).__name__}")
     for key, value in {"schema": schema, **ids}.items():
@@ -104,6 +88,8 @@ class Topics:
         self.prefix = f"hilrig/{_check_id('rig_id', rig_id)}"
         self.status = f"{self.prefix}/status"
         self.result_latest = f"{self.prefix}/result/latest"
+        self.events = f"{self.prefix}/events"
+        self.telemetry = f"{self.prefix}/telemetry"
         self.all = f"{self.prefix}/#"
 
     def capture(self, capture_id: str) -> str:
@@ -117,60 +103,6 @@ class Topics:
         return f"{self.prefix}/session/{_check_id('session_id', session_id)}"
 
 
-class _Message(BaseModel):
-    """Fields every payload carries; ``to_json()`` gives the bytes published."""
-
-    model_config = ConfigDict(frozen=True, populate_by_name=True)
-
-    schema_id: str = Field(alias="schema", description="payload schema and version")
-    rig_id: str
-    time: str = Field(default_factory=_utc_now, description="UTC ISO 8601 with Z")
-    software_version: str = SOFTWARE_VERSION
-
-    def to_json(self) -> bytes:
-        return json.dumps(_jsonable(self.model_dump(by_alias=True)),
-                          separators=(",", ":"), allow_nan=False).encode()
-
-
-class StatusMessage(_Message):
-    """``status``: the service's state and the source's identity when known.
-
-    Extra keyword fields are kept. The last will is built when connecting, so its
-    "time" is the time the connection was opened, not the time it was lost.
-    """
-
-    model_config = ConfigDict(extra="allow")
-    schema_id: Literal["hilrig.status/1"] = Field("hilrig.status/1", alias="schema")
-    state: State
-    source: SourceInfo | None = None
-
-
-class CaptureMessage(_Message):
-    """``capture/<capture_id>``: the envelope, then the caller's summary keys."""
-
-    model_config = ConfigDict(extra="allow")
-    schema_id: Literal["hilrig.capture/1"] = Field("hilrig.capture/1", alias="schema")
-    capture_id: str
-
-
-class SessionMessage(_Message):
-    """``session/<session_id>`` (retained): a session's plan progress and its state."""
-
-    model_config = ConfigDict(extra="allow")
-    schema_id: Literal["hilrig.session/1"] = Field("hilrig.session/1", alias="schema")
-    session_id: str
-
-
-class ResultMessage(_Message):
-    """``result/<capture_id>/<method>`` and ``result/latest``: envelope, then result keys.
-
-    The schema is identify's RESULT_SCHEMA: the body is an IdentificationResult's JSON.
-    """
-
-    model_config = ConfigDict(extra="allow")
-    schema_id: Literal["hilrig.result/1"] = Field("hilrig.result/1", alias="schema")
-    capture_id: str
-    method: str
 
 
 class Publisher:
@@ -200,10 +132,12 @@ class Publisher:
         self.announce = announce  # False: a side connection that leaves the status alone
         self._client: aiomqtt.Client | None = None
 
-    def _status(self, state: State, **extra: Any) -> StatusMessage:
+    def _status(self, state: State, **extra: Any) -> StatusPayload:
         extra = _body("hilrig.status/1", extra, rig_id=self.cfg.rig_id)
         extra["software_version"] = extra.get("software_version") or self.software_version
-        return StatusMessage(rig_id=self.cfg.rig_id, state=state, source=self.source, **extra)
+        if self.source is not None:
+            extra.setdefault("protocol_version", self.source.protocol_version)
+        return StatusPayload(rig_id=self.cfg.rig_id, state=state, source=self.source, **extra)
 
     async def __aenter__(self) -> Self:
         will = (aiomqtt.Will(self.topics.status, self._status("offline").to_json(),
@@ -237,12 +171,12 @@ class Publisher:
             log.warning("MQTT disconnect from %s was not clean: %s", self.url, err)
 
     async def _publish(self, client: aiomqtt.Client | None, topic: str, payload: bytes,
-                       *, retain: bool) -> bool:
+                       *, retain: bool, qos: int = 1) -> bool:
         if client is None:
             log.warning("not connected: dropped %s", topic)
             return False
         try:
-            await client.publish(topic, payload, qos=1, retain=retain,
+            await client.publish(topic, payload, qos=qos, retain=retain,
                                  timeout=self.publish_timeout_s)
         except aiomqtt.MqttError as err:
             log.warning("MQTT publish to %s failed, message dropped: %s", topic, err)
@@ -257,40 +191,80 @@ class Publisher:
         payload = self._status(state, **extra).to_json()
         return await self._publish(self._client, self.topics.status, payload, retain=True)
 
-    async def publish_capture(self, capture_id: str, summary: dict[str, Any]) -> bool:
-        """``capture/<capture_id>`` (QoS 1, not retained)."""
-        topic = self.topics.capture(capture_id)
+    async def send(self, topic: str, payload: bytes, *, retain: bool, qos: int = 1) -> bool:
+        """Publish prepared bytes; True once the broker acknowledged them (QoS 1)."""
+        return await self._publish(self._client, topic, payload, retain=retain, qos=qos)
+
+    def telemetry_message(self, body: dict[str, Any]) -> tuple[str, bytes]:
+        msg = TelemetryPayload(rig_id=self.cfg.rig_id, software_version=self.software_version,
+                               **body)
+        return self.topics.telemetry, msg.to_json()
+
+    async def publish_telemetry(self, body: dict[str, Any]) -> bool:
+        """``telemetry`` (QoS 0): a block of decimated angles and velocities."""
+        return await self.send(*self.telemetry_message(body), retain=False, qos=0)
+
+    def capture_message(self, capture_id: str, summary: dict[str, Any]) -> tuple[str, bytes]:
+        """Topic and payload of ``capture/<capture_id>`` (checked, not sent)."""
         body = _body("hilrig.capture/1", summary, rig_id=self.cfg.rig_id, capture_id=capture_id)
         body["software_version"] = body.get("software_version") or self.software_version
-        msg = CaptureMessage(rig_id=self.cfg.rig_id, capture_id=capture_id, **body)
-        return await self._publish(self._client, topic, msg.to_json(), retain=False)
+        body.setdefault("document", "stop")
+        msg = CapturePayload(rig_id=self.cfg.rig_id, capture_id=capture_id, **body)
+        return self.topics.capture(capture_id), msg.to_json()
 
-    async def publish_session(self, session_id: str, progress: dict[str, Any]) -> bool:
-        """``session/<session_id>``, retained (QoS 1): a dashboard joining late sees it."""
+    def event_message(self, level: str, code: str, message: str, **ids: Any) -> tuple[str, bytes]:
+        msg = EventPayload(rig_id=self.cfg.rig_id, level=level, code=code, message=message,
+                           software_version=self.software_version, **ids)
+        return self.topics.events, msg.to_json()
+
+    async def publish_event(self, level: str, code: str, message: str, **ids: Any) -> bool:
+        """``events`` (QoS 1): a warning or an error, with the ids that join it."""
+        return await self.send(*self.event_message(level, code, message, **ids), retain=False)
+
+    def session_message(self, session_id: str, progress: dict[str, Any]) -> tuple[str, bytes]:
         body = _body("hilrig.session/1", progress, rig_id=self.cfg.rig_id, session_id=session_id)
         body["software_version"] = body.get("software_version") or self.software_version
-        msg = SessionMessage(rig_id=self.cfg.rig_id, session_id=session_id, **body)
-        return await self._publish(self._client, self.topics.session(session_id), msg.to_json(),
-                                   retain=True)
+        msg = SessionPayload(rig_id=self.cfg.rig_id, session_id=session_id, **body)
+        return self.topics.session(session_id), msg.to_json()
 
-    async def publish_result(self, capture_id: str, method: str,
-                             result: dict[str, Any] | BaseModel) -> bool:
-        """``result/<capture_id>/<method>`` and the same payload retained on ``result/latest``."""
+    def result_message(self, capture_id: str, method: str,
+                       result: dict[str, Any] | BaseModel) -> tuple[str, bytes]:
+        """``result/<capture_id>/<method>``; the same bytes also go retained to result/latest."""
         topic = self.topics.result(capture_id, method)
         body = _body("hilrig.result/1", result, rig_id=self.cfg.rig_id, capture_id=capture_id,
                      method=method)
         body["software_version"] = body.get("software_version") or self.software_version
-        msg = ResultMessage(rig_id=self.cfg.rig_id, capture_id=capture_id, method=method, **body)
-        payload = msg.to_json()
-        sent = await asyncio.gather(
-            self._publish(self._client, topic, payload, retain=False),
-            self._publish(self._client, self.topics.result_latest, payload, retain=True))
+        msg = ResultPayload.model_validate(
+            {**body, "rig_id": self.cfg.rig_id, "capture_id": capture_id, "method": method,
+             "schema": "hilrig.result/1"})
+        return topic, dump_json(msg)
+
+    async def publish_capture(self, capture_id: str, summary: dict[str, Any]) -> bool:
+        """``capture/<capture_id>`` (QoS 1, not retained)."""
+        topic, payload = self.capture_message(capture_id, summary)
+        return await self.send(topic, payload, retain=False)
+
+    async def publish_session(self, session_id: str, progress: dict[str, Any]) -> bool:
+        """``session/<session_id>``, retained (QoS 1): a dashboard joining late sees it."""
+        topic, payload = self.session_message(session_id, progress)
+        return await self.send(topic, payload, retain=True)
+
+    async def publish_result(self, capture_id: str, method: str,
+                             result: dict[str, Any] | BaseModel) -> bool:
+        """``result/<capture_id>/<method>`` and the same payload retained on ``result/latest``."""
+        topic, payload = self.result_message(capture_id, method, result)
+        sent = await asyncio.gather(self.send(topic, payload, retain=False),
+                                    self.send(self.topics.result_latest, payload, retain=True))
         return all(sent)
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
 
 
 # --- monitor ----------------------------------------------------------------------------
 
-_ENVELOPE = {"schema", "rig_id", "time", "software_version", "capture_id", "method"}
+_ENVELOPE = {"schema", "rig_id", "time", "software_version", "capture_id", "method", "msg_id"}
 
 
 def _num(value: Any, digits: int = 3) -> str:

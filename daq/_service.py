@@ -27,8 +27,9 @@ from identify._result import format_fit
 
 from ._capture_file import Capture, TriggerInfo, write_capture_h5
 from ._config import Settings
-from ._mqtt import Publisher
+from ._courier import Courier
 from ._ring import RingBuffer
+from ._telemetry import TelemetryDecimator
 from ._trigger import Armed, FreeDecayTrigger, Settled, Triggered
 from ._version import SOFTWARE_VERSION
 from ._worker import identification_pool, identify_file
@@ -52,7 +53,6 @@ class CaptureOutcome:
     summary: dict[str, Any]
     result: IdentificationResult | None = None
     error: str | None = None
-    published: bool | None = None
 
 
 @dataclass
@@ -62,6 +62,7 @@ class _Pending:
     trigger: Triggered
     started_utc: str
     link_errors: dict[str, int] = field(default_factory=dict)
+    documents: int = 0  # lifecycle documents published so far
 
 
 @dataclass
@@ -76,7 +77,7 @@ class ServiceReport:
 class RigService:
     """Runs acquisition on one source until `captures` captures are identified (or forever)."""
 
-    def __init__(self, settings: Settings, source: Source, publisher: Publisher | None, *,
+    def __init__(self, settings: Settings, source: Source, publisher: Courier | None, *,
                  captures: int | None = None, method: str | None = None,
                  on_event: Callable[[str], None] | None = None) -> None:
         self.settings = settings
@@ -87,12 +88,15 @@ class RigService:
         self.methods = [self.method]
         self._settled_count = 0
         self.on_event = on_event or (lambda text: None)
-        rate = source.info.sample_rate_hz
+        self.rate = rate = source.info.sample_rate_hz
         self.ring = RingBuffer.from_seconds(settings.ring.seconds, rate)
         self.trigger = FreeDecayTrigger(settings.trigger, rate)
+        hz = settings.mqtt.telemetry_hz
+        self._telemetry = (TelemetryDecimator(rate, source.info.counts_per_rev, hz)
+                           if hz > 0 and publisher is not None else None)
         self.directory = Path(settings.storage.directory)
         self.report = ServiceReport()
-        self._queue: asyncio.Queue[Callable[[Publisher], Awaitable[Any]] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[Callable[[Courier], Awaitable[Any]] | None] = asyncio.Queue()
         self._state = "idle"
         self._faults_seen: tuple[Any, ...] | None = None
         self._faults_checked = 0.0
@@ -126,7 +130,7 @@ class RigService:
         self._publish(lambda p: p.publish_status(state, source=info, link=health))
 
     # -- publication: one task owns the connection; acquisition only enqueues --------------
-    def _publish(self, job: Callable[[Publisher], Awaitable[Any]]) -> None:
+    def _publish(self, job: Callable[[Courier], Awaitable[Any]]) -> None:
         if self.publisher is not None:
             self._queue.put_nowait(job)
 
@@ -157,13 +161,27 @@ class RigService:
             log.error(outcome.error)
             self.on_event(f"capture {capture.capture_id}: ERROR {outcome.error}")
             self._capture_failed(outcome)
+            failed = {**summary, "document": "stop", "exit_status": "failed",
+                      "reason": outcome.error, "file": None}
+            self._publish(lambda p: p.publish_capture(capture.capture_id, failed))
+            self._event("error", "capture.write_failed", outcome.error, capture.capture_id)
             return
         self.on_event(
             f"capture {capture.capture_id}: {summary['duration_s']:.1f} s, {summary['samples']} "
             f"samples, {summary['lost_samples']} lost, end: {summary['end_reason']} -> {path}")
         self._capture_written(outcome)
-        self._publish(lambda p: p.publish_capture(capture.capture_id, summary))
+        stop = {**summary, "document": "stop", "exit_status": "success"}
+        self._publish(lambda p: p.publish_capture(capture.capture_id, stop))
         await self.identify_outcome(pool, outcome)
+
+    def _event(self, level: str, code: str, message: str, capture_id: str | None = None) -> None:
+        """A warning or error for dashboards (``events``), with the ids that join it."""
+        ids = {k: v for k, v in self._ids(capture_id).items() if v is not None}
+        self._publish(lambda p: p.publish_event(level, code, message, **ids))
+
+    def _ids(self, capture_id: str | None) -> dict[str, Any]:
+        """Ids a capture's documents carry (a session adds its own)."""
+        return {"capture_id": capture_id}
 
     async def identify_outcome(self, pool: Any, outcome: CaptureOutcome,
                                methods: list[str] | None = None) -> None:
@@ -178,6 +196,7 @@ class RigService:
                 log.error(outcome.error)
                 self.on_event(f"capture {outcome.capture_id}: ERROR {outcome.error}")
                 self._capture_failed(outcome)
+                self._event("error", "identify.failed", outcome.error, outcome.capture_id)
                 return
             outcome.result = result
             self.on_event(result_line(result))
@@ -186,14 +205,8 @@ class RigService:
         self._capture_identified(outcome)
 
     def _publish_result(self, outcome: CaptureOutcome, result: IdentificationResult) -> None:
-        topic = f"hilrig/{self.settings.mqtt.rig_id}/result/{outcome.capture_id}/{result.method}"
-
-        async def publish(p: Publisher) -> None:
-            ok = await p.publish_result(outcome.capture_id, result.method, result)
-            outcome.published = ok if outcome.published is None else outcome.published and ok
-            self.on_event(f"{'published' if ok else 'NOT published (broker did not ack)'} {topic}")
-
-        self._publish(publish)
+        # the courier tells when the broker has it (its on_delivered)
+        self._publish(lambda p: p.publish_result(outcome.capture_id, result.method, result))
 
     # -- hooks a session overrides (the plain service only reports) ------------------------
     def _capture_extras(self, capture: Capture) -> dict[str, Any]:
@@ -273,12 +286,22 @@ class RigService:
     def _after_acquisition(self) -> None:
         """Every capture is finished; what is published here still goes out."""
 
+    def _capture_document(self, pending: _Pending, document: str, **fields: Any) -> None:
+        pending.documents += 1
+        body = {**self._ids(pending.capture_id), "document": document,
+                "doc_n": pending.documents, **fields}
+        self._publish(lambda p: p.publish_capture(pending.capture_id, body))
+
     async def _acquire(self, pool: Any) -> None:
         pending: _Pending | None = None
         going = True
+        progress_at = 0.0
         async for block in self.source.blocks():
             self.ring.write(block)
             self._watch_link()
+            if self._telemetry is not None:
+                for body in self._telemetry.feed(block):
+                    self._publish(lambda p, b=body: p.publish_telemetry(b))
             for ev in self.trigger.process(block):
                 if isinstance(ev, Triggered):
                     pending = _Pending(new_capture_id(),
@@ -288,6 +311,10 @@ class RigService:
                     self.on_event(f"capture {pending.capture_id}: release detected")
                     self._capture_started(pending.capture_id)
                     self._set_state("capturing")
+                    self._capture_document(pending, "start", trigger_index=ev.trigger_index,
+                                           onset_index=ev.onset_index,
+                                           release_estimate=ev.release_estimate)
+                    progress_at = block.host_time
                 elif isinstance(ev, Armed):
                     self._armed(ev.index)
                 elif isinstance(ev, Settled) and pending is not None:
@@ -300,6 +327,11 @@ class RigService:
                     self._set_state("idle")
                     self._rearm_trigger()
                     going = self._settled()
+            if pending is not None and block.host_time - progress_at >= 1.0:
+                progress_at = block.host_time
+                self._capture_document(pending, "progress",
+                                       samples=block.end_index - pending.start,
+                                       duration_s=(block.end_index - pending.start) / self.rate)
             if not going or (pending is None and not self._block_seen(block.end_index)):
                 break
 

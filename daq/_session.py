@@ -32,11 +32,10 @@ from identify import IdentificationResult
 from ._capture_file import Capture, CaptureFileError, read_capture, write_text_atomic
 from ._catalog import Catalog, utc_now
 from ._config import Settings
-from ._mqtt import Publisher
+from ._courier import Courier
 from ._plan import SessionPlan
 from ._release import Releaser
 from ._service import CaptureOutcome, RigService, ServiceReport
-from ._version import SOFTWARE_VERSION
 
 __all__ = ["ATTEMPTED", "SessionRunner", "archive_dir", "new_session_id", "rss_mb"]
 
@@ -68,7 +67,7 @@ def rss_mb() -> float:
 class SessionRunner(RigService):
     """Runs one session's plan on a source; the catalog holds its durable progress."""
 
-    def __init__(self, settings: Settings, source: Any, publisher: Publisher | None, *,
+    def __init__(self, settings: Settings, source: Any, publisher: Courier | None, *,
                  plan: SessionPlan, catalog: Catalog, session_id: str, releaser: Releaser,
                  on_event: Callable[[str], None] | None = None,
                  on_progress: Callable[[dict[str, Any]], None] | None = None) -> None:
@@ -81,7 +80,6 @@ class SessionRunner(RigService):
         self.on_progress = on_progress or (lambda progress: None)
         row = catalog.session(session_id)
         self.folder = archive_dir(Path(settings.storage.directory), session_id, row.created_utc)
-        self.rate = source.info.sample_rate_hz
         self._seq: int | None = None  # the planned capture being attempted
         self._seq_of: dict[str, int] = {}  # capture id -> seq, this run
         self._release_due = True
@@ -262,6 +260,10 @@ class SessionRunner(RigService):
         self.catalog.add_capture(capture_id, session_id=self.session_id, seq=seq,
                                  pose=list(self.plan.pose(seq or 1)), status="recording",
                                  path=str(self.capture_path(capture_id)))
+
+    def _ids(self, capture_id: str | None) -> dict[str, Any]:
+        seq = self._seq_of.get(capture_id) if capture_id else None
+        return {"capture_id": capture_id, "session_id": self.session_id, "seq": seq}
 
     def _capture_extras(self, capture: Capture) -> dict[str, Any]:
         """Acquisition statistics of the capture, beside the service's summary."""

@@ -112,7 +112,9 @@ def _source_and_releaser(plan: SessionPlan, settings: Settings) -> tuple[Any, An
 
 
 async def _run(settings: Settings, session_id: str, say: Callable[[str], None]) -> int:
-    from ._mqtt import Publisher, resolve_broker
+    from ._courier import Courier
+    from ._mqtt import resolve_broker
+    from ._outbox import Outbox
     from ._session import SessionRunner
 
     with _catalog(settings) as cat:
@@ -126,8 +128,11 @@ async def _run(settings: Settings, session_id: str, say: Callable[[str], None]) 
             url = await stack.enter_async_context(resolve_broker(settings.mqtt))
             say(f"hilrig: session {session_id}, rig {settings.mqtt.rig_id}, source "
                 f"{source.info.identity}, broker {url}, topics hilrig/{settings.mqtt.rig_id}/#")
+            outbox = Outbox(Path(settings.storage.directory))
+            stack.callback(outbox.close)
             pub = await stack.enter_async_context(
-                Publisher(settings.mqtt, url=url, source=source.info))
+                Courier(settings.mqtt, outbox, url=url, source=source.info,
+                        on_delivered=lambda topic: say(f"published {topic}")))
             runner = SessionRunner(settings, source, pub, plan=plan, catalog=cat,
                                    session_id=session_id, releaser=releaser, on_event=say,
                                    on_progress=_progress_printer(say))

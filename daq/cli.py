@@ -238,7 +238,9 @@ async def _run_service(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Settings, args: argparse.Namespace, source: Any) -> int:
-    from ._mqtt import Publisher, resolve_broker
+    from ._courier import Courier
+    from ._mqtt import resolve_broker
+    from ._outbox import Outbox
     from ._service import RigService
 
     def say(text: str) -> None:
@@ -247,7 +249,9 @@ async def _serve(settings: Settings, args: argparse.Namespace, source: Any) -> i
     async with resolve_broker(settings.mqtt) as url:
         say(f"hilrig: rig {settings.mqtt.rig_id}, source {source.info.identity}, broker {url}, "
             f"topics hilrig/{settings.mqtt.rig_id}/#")
-        async with Publisher(settings.mqtt, url=url, source=source.info) as pub:
+        outbox = Outbox(Path(settings.storage.directory))
+        async with Courier(settings.mqtt, outbox, url=url, source=source.info,
+                           on_delivered=lambda topic: say(f"published {topic}")) as pub:
             service = RigService(settings, source, pub, captures=args.captures,
                                  method=args.method, on_event=say)
             report = await service.run()

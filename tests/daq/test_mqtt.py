@@ -37,7 +37,7 @@ from daq._mqtt import (
     resolve_broker,
 )
 from drivers._source import SourceInfo
-from identify import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, IdentificationResult, \
+from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, \
     ParameterEstimate
 
 MOSQUITTO_URL = "mqtt://127.0.0.1:1883"
@@ -161,11 +161,10 @@ async def test_subscriber_sees_status_capture_and_result(mosquitto: str, rig_id:
                 assert result["fit_percent"]["pendulum"] == pytest.approx(99.53)
                 # the body is identify's own result shape, envelope keys added
                 parsed = IdentificationResult.model_validate(
-                    {k: v for k, v in result.items() if k not in ("rig_id", "time")})
+                    {k: v for k, v in result.items() if k not in ("rig_id", "time", "msg_id")})
                 assert parsed.parameters == result_model.parameters
 
-            # any pydantic model or dict is a result too
-            assert await pub.publish_result("c-002", "uas", FrictionParams())
+            assert await pub.publish_result("c-002", "uas", identification_result("c-002", "uas"))
             await get(5), await get(5)
 
             # a dashboard connecting now sees retained status and latest result
@@ -173,7 +172,7 @@ async def test_subscriber_sees_status_capture_and_result(mosquitto: str, rig_id:
             latest = await retained(mosquitto, topics.result_latest)
             assert latest is not None
             assert (latest["capture_id"], latest["method"]) == ("c-002", "uas")
-            assert latest["mu_s1"] == pytest.approx(7e-4)
+            assert latest["parameters"]["mu_s1"]["value"] == pytest.approx(7e-4)
 
             assert await pub.publish_status("capturing", capture_id="c-003")
             _, msg, _ = await get(5)
@@ -198,7 +197,7 @@ async def test_mosquitto_sub_sees_messages(mosquitto: str, rig_id: str) -> None:
             assert await pub.publish_capture("cap-7", {
                 "samples": np.int64(7), "max_abs_counts": np.array([3, 4], dtype=np.int32),
                 "pre_trigger_s": float("nan")})
-            assert await pub.publish_result("cap-7", "uas", {"fit": [77.8, 92.0]})
+            assert await pub.publish_result("cap-7", "uas", identification_result("cap-7", "uas"))
             lines += [await asyncio.wait_for(proc.stdout.readline(), 10) for _ in range(3)]
             assert await asyncio.wait_for(proc.wait(), 10) == 0
         finally:
@@ -216,7 +215,7 @@ async def test_mosquitto_sub_sees_messages(mosquitto: str, rig_id: str) -> None:
     capture = check_envelope(got[f"{prefix}/capture/cap-7"], "hilrig.capture/1", rig_id)
     assert capture["capture_id"] == "cap-7"
     assert (capture["samples"], capture["max_abs_counts"]) == (7, [3, 4])
-    assert capture["pre_trigger_s"] is None  # NaN is not JSON
+    assert "pre_trigger_s" not in capture  # NaN is not JSON: a key without a value is left out
     for topic in (f"{prefix}/result/cap-7/uas", f"{prefix}/result/latest"):
         assert check_envelope(got[topic], "hilrig.result/1", rig_id)["method"] == "uas"
 
@@ -293,7 +292,8 @@ async def test_monitor_prints_status_capture_and_result(mosquitto: str, rig_id: 
     prefix = f"hilrig/{rig_id}"
     assert lines[0].startswith(f"{prefix}/status [retained] state=online")
     assert "source=sim:tilt=10.0" in lines[0]
-    assert lines[1].startswith(f"{prefix}/capture/c-9 capture=c-9 samples=500 duration_s=0.05")
+    assert lines[1].startswith(f"{prefix}/capture/c-9 capture=c-9 document=stop samples=500 "
+                               "duration_s=0.05")
     results = sorted(lines[2:])
     assert results[0].startswith(f"{prefix}/result/c-9/regression-oe method=regression-oe")
     assert results[1].startswith(f"{prefix}/result/latest method=regression-oe capture=c-9")
@@ -342,7 +342,7 @@ async def test_resolve_broker_starts_embedded_broker(caplog: pytest.LogCaptureFi
                     topic, msg, _ = got
                     assert topic == f"hilrig/{rig}/capture/c1"
                     check_envelope(msg, "hilrig.capture/1", rig)
-                assert await pub.publish_result("c1", "uas", {"fit": [1.0, 2.0]})
+                assert await pub.publish_result("c1", "uas", identification_result("c1", "uas"))
                 latest = await retained(url, Topics(rig).result_latest)
                 assert latest is not None and latest["capture_id"] == "c1"
             assert (await retained(url, Topics(rig).status) or {}).get("state") == "offline"
@@ -410,7 +410,7 @@ async def test_publishing_when_broker_gone_logs_and_returns(caplog: pytest.LogCa
     t0 = loop.time()
     with caplog.at_level(logging.WARNING, logger="hilrig.mqtt"):
         assert await pub.publish_capture("c1", {"samples": 1}) is False
-        assert await pub.publish_result("c1", "uas", {"fit": 1.0}) is False
+        assert await pub.publish_result("c1", "uas", identification_result("c1", "uas")) is False
         await pub.__aexit__(None, None, None)
     assert loop.time() - t0 < 5.0
     assert "capture/c1" in caplog.text
@@ -436,7 +436,7 @@ async def test_publish_times_out_when_broker_stops_answering(caplog: pytest.LogC
             async with Publisher(cfg, publish_timeout_s=0.3) as pub:  # "online" times out
                 t0 = loop.time()
                 assert await pub.publish_capture("c1", {"samples": 1}) is False
-                assert await pub.publish_result("c1", "uas", {"fit": 1.0}) is False
+                assert await pub.publish_result("c1", "uas", identification_result("c1", "uas")) is False
                 assert loop.time() - t0 < 1.5  # two calls, each bounded by the timeout
         assert "capture/c1" in caplog.text and "result/latest" in caplog.text
 

@@ -21,7 +21,8 @@ import pytest
 from daq._capture_file import read_capture
 from daq._catalog import Catalog
 from daq._config import load_settings
-from daq._mqtt import Publisher
+from daq._courier import Courier
+from daq._outbox import Outbox
 from daq._plan import PlanError, SessionPlan, load_plan
 from daq._release import SimReleaser
 from daq._session import SessionRunner, new_session_id
@@ -65,9 +66,11 @@ async def _session_with_subscriber(settings, catalog, plan, rig_id):
     listener = asyncio.create_task(listen())
     await asyncio.wait_for(ready.wait(), 10)
     events: list[str] = []
-    async with Publisher(settings.mqtt, url=BROKER) as pub:
+    outbox = Outbox(Path(settings.storage.directory))
+    async with Courier(settings.mqtt, outbox, url=BROKER) as pub:
         runner = _runner(settings, catalog, plan, pub, events)
         await runner.run()
+    assert len(outbox) == 0  # every result acknowledged by the broker
     await asyncio.sleep(1.0)  # QoS 1 deliveries still in flight to the subscriber
     listener.cancel()
     return runner, events, got, sessions

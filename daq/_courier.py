@@ -1,0 +1,223 @@
+"""The courier: one task owns the MQTT connection, reconnects, and delivers from the outbox.
+
+What the service publishes falls in three classes, each with its own rule:
+
+- **durable** (capture records, results): written to the `Outbox` on disk first and
+  deleted only after the broker's PUBACK; never dropped, delivered in order after a
+  broker outage or a restart of the service. Each carries a `msg_id`.
+- **latest** (status, session progress): only the newest payload per topic is kept in
+  memory; older ones are superseded, never queued (a retained topic shows the state).
+- **telemetry** (QoS 0): a bounded queue in memory (`telemetry_queue` blocks); when
+  it is full (a slow or absent broker) the oldest block is dropped and counted; the
+  count goes out with the next block ("dropped").
+
+The connection: connect (with a retained "offline" last will), publish "online",
+then the newest status, then the outbox; on any failed publish or lost connection,
+reconnect with exponential backoff (`backoff` = first and longest delay) and go on
+where it stopped. The publish_* methods never block acquisition: they return True
+once the message is accepted for delivery (durable ones: on disk).
+
+Leaving waits up to `drain_timeout_s` for the outbox to empty, then publishes a
+retained "offline" and disconnects; what could not be delivered stays on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import BaseModel
+
+from drivers._source import SourceInfo
+
+from ._config import MqttConfig
+from ._mqtt import Publisher
+from ._outbox import Outbox
+from ._payloads import State, jsonable
+from ._version import SOFTWARE_VERSION
+
+__all__ = ["Courier"]
+
+log = logging.getLogger("hilrig.mqtt")
+
+
+class _Lost(Exception):
+    """A publish was not acknowledged: reconnect."""
+
+
+class Courier:
+    """Publisher-compatible, reconnecting, with a durable outbox (see module docstring)."""
+
+    def __init__(self, cfg: MqttConfig, outbox: Outbox, *, url: str | None = None,
+                 source: SourceInfo | None = None, software_version: str = SOFTWARE_VERSION,
+                 publish_timeout_s: float = 5.0, backoff: tuple[float, float] = (0.5, 8.0),
+                 drain_timeout_s: float = 10.0,
+                 on_delivered: Callable[[str], None] | None = None,
+                 telemetry_queue: int = 100) -> None:
+        self.cfg = cfg
+        self.outbox = outbox
+        self.url = cfg.url if url is None else url
+        self.publish_timeout_s = publish_timeout_s
+        self.backoff = backoff
+        self.drain_timeout_s = drain_timeout_s
+        self.on_delivered = on_delivered  # told the topic of each durable message acked
+        # builds and checks payloads; never connected itself
+        self._builder = Publisher(cfg, url=self.url, source=source,
+                                  software_version=software_version)
+        self.topics = self._builder.topics
+        self._latest: dict[str, tuple[bytes, bool]] = {}
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task: asyncio.Task[None] | None = None
+        self.connected = False
+        self._boot = secrets.token_hex(4)  # event ids are unique per process
+        self._events = 0
+        self._telemetry: deque[dict[str, Any]] = deque(maxlen=telemetry_queue)
+        self.telemetry_dropped = 0
+        self.delivered = 0
+        self.reconnects = 0
+
+    # -- the Publisher interface the service uses -------------------------------------------
+    @property
+    def source(self) -> SourceInfo | None:
+        return self._builder.source
+
+    async def publish_status(self, state: State, source: SourceInfo | None = None,
+                             **extra: Any) -> bool:
+        if source is not None:
+            self._builder.source = source
+        self._set_latest(self.topics.status, self._builder._status(state, **extra).to_json())
+        return True
+
+    async def publish_session(self, session_id: str, progress: dict[str, Any]) -> bool:
+        self._set_latest(*self._builder.session_message(session_id, progress))
+        return True
+
+    async def publish_capture(self, capture_id: str, summary: dict[str, Any]) -> bool:
+        doc = summary.get("document", "stop")
+        msg_id = f"capture/{capture_id}/{doc}" + (
+            f"/{summary['doc_n']}" if doc == "progress" else "")
+        topic, payload = self._builder.capture_message(capture_id, {**summary, "msg_id": msg_id})
+        self._durable(msg_id, topic, payload)
+        return True
+
+    async def publish_event(self, level: str, code: str, message: str, **ids: Any) -> bool:
+        self._events += 1
+        msg_id = f"event/{self._boot}/{self._events}"
+        topic, payload = self._builder.event_message(level, code, message, msg_id=msg_id, **ids)
+        self._durable(msg_id, topic, payload)
+        return True
+
+    def _durable(self, msg_id: str, topic: str, payload: bytes, retain: bool = False) -> None:
+        self.outbox.put(msg_id, topic, payload, retain=retain)
+        self._wake.set()
+
+    async def publish_result(self, capture_id: str, method: str,
+                             result: dict[str, Any] | BaseModel) -> bool:
+        body = jsonable(result)
+        stamp = body.get("created_utc") or body.get("time") or ""
+        msg_id = f"result/{capture_id}/{method}/{stamp}"
+        topic, payload = self._builder.result_message(capture_id, method,
+                                                      {**body, "msg_id": msg_id})
+        self._durable(msg_id, topic, payload)
+        self._durable(msg_id + "/latest", self.topics.result_latest, payload, retain=True)
+        return True
+
+    async def publish_telemetry(self, body: dict[str, Any]) -> bool:
+        if len(self._telemetry) == self._telemetry.maxlen:
+            self.telemetry_dropped += 1  # the deque drops the oldest
+        self._telemetry.append(body)
+        self._wake.set()
+        return True
+
+    def _set_latest(self, topic: str, payload: bytes) -> None:
+        self._latest[topic] = (payload, True)
+        self._wake.set()
+
+    @property
+    def pending(self) -> int:
+        """Durable messages not yet acknowledged by the broker."""
+        return len(self.outbox)
+
+    # -- the connection -------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        self._closing = False
+        self._task = asyncio.create_task(self._run(), name="hilrig-courier")
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._closing = True
+        self._wake.set()
+        assert self._task is not None
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), self.drain_timeout_s)
+        except TimeoutError:
+            left = self.pending
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionError, _Lost):
+                await self._task
+            log.warning("MQTT: %d message(s) not delivered; they stay in %s for the next "
+                        "start", left, self.outbox.path)
+
+    async def _run(self) -> None:
+        delay = self.backoff[0]
+        warned = False
+        while True:
+            try:
+                async with Publisher(self.cfg, url=self.url, source=self._builder.source,
+                                     software_version=self._builder.software_version,
+                                     publish_timeout_s=self.publish_timeout_s) as pub:
+                    self.connected = True
+                    if warned:
+                        log.info("MQTT: reconnected to %s; %d message(s) waiting", self.url,
+                                 self.pending)
+                    warned, delay = False, self.backoff[0]
+                    await self._deliver(pub)
+                    self.connected = False
+                    return  # closing and drained: leaving publishes "offline"
+            except (ConnectionError, _Lost) as exc:
+                self.connected = False
+                if not warned:
+                    log.warning("MQTT: connection to %s lost (%s); retrying with backoff, "
+                                "messages wait in %s", self.url, exc or "no ack", self.outbox.path)
+                    warned = True
+                self.reconnects += 1
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, self.backoff[1])
+
+    async def _deliver(self, pub: Publisher) -> None:
+        while True:
+            for topic, (payload, retain) in list(self._latest.items()):
+                if not await pub.send(topic, payload, retain=retain):
+                    raise _Lost(f"no ack for {topic}")
+                if self._latest.get(topic, (None,))[0] is payload:
+                    del self._latest[topic]  # unless superseded meanwhile
+            rows = self.outbox.pending(100)
+            for row in rows:
+                if not await pub.send(row.topic, row.payload, retain=row.retain):
+                    raise _Lost(f"no ack for {row.topic}")
+                self.outbox.done(row.seq)
+                self.delivered += 1
+                if self.on_delivered is not None and not row.retain:
+                    self.on_delivered(row.topic)
+            while self._telemetry and not self._closing:
+                body = self._telemetry.popleft()
+                topic, payload = self._builder.telemetry_message(
+                    {**body, "dropped": self.telemetry_dropped})
+                if not await pub.send(topic, payload, retain=False, qos=0):
+                    raise _Lost(f"cannot send {topic}")
+                if self._latest or self.outbox.pending(1):
+                    break  # what must not be lost goes first
+            if rows or self._latest:
+                continue
+            if self._closing:
+                return
+            self._wake.clear()
+            await self._wake.wait()
