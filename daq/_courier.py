@@ -37,9 +37,10 @@ from pydantic import BaseModel
 from drivers._source import SourceInfo
 
 from ._config import MqttConfig
+from ._commands import CommandRouter
 from ._mqtt import Publisher
 from ._outbox import Outbox
-from ._payloads import State, jsonable
+from ._payloads import CommandReply, State, jsonable
 from ._version import SOFTWARE_VERSION
 
 __all__ = ["Courier"]
@@ -59,7 +60,7 @@ class Courier:
                  publish_timeout_s: float = 5.0, backoff: tuple[float, float] = (0.5, 8.0),
                  drain_timeout_s: float = 10.0,
                  on_delivered: Callable[[str], None] | None = None,
-                 telemetry_queue: int = 100) -> None:
+                 telemetry_queue: int = 100, commands: CommandRouter | None = None) -> None:
         self.cfg = cfg
         self.outbox = outbox
         self.url = cfg.url if url is None else url
@@ -78,6 +79,9 @@ class Courier:
         self.connected = False
         self._boot = secrets.token_hex(4)  # event ids are unique per process
         self._events = 0
+        self.commands = commands  # cmd/# is subscribed on every connection when given
+        self._replies: deque[tuple[str, bytes, bytes | None]] = deque(maxlen=1000)
+        self._running: set[asyncio.Task[None]] = set()
         self._telemetry: deque[dict[str, Any]] = deque(maxlen=telemetry_queue)
         self.telemetry_dropped = 0
         self.delivered = 0
@@ -179,7 +183,17 @@ class Courier:
                         log.info("MQTT: reconnected to %s; %d message(s) waiting", self.url,
                                  self.pending)
                     warned, delay = False, self.backoff[0]
-                    await self._deliver(pub)
+                    reader = None
+                    if self.commands is not None:
+                        await pub.client.subscribe(f"{self.topics.prefix}/cmd/#", qos=1)
+                        reader = asyncio.create_task(self._read_commands(pub))
+                    try:
+                        await self._deliver(pub)
+                    finally:
+                        if reader is not None:
+                            reader.cancel()
+                            with contextlib.suppress(asyncio.CancelledError, Exception):
+                                await reader
                     self.connected = False
                     return  # closing and drained: leaving publishes "offline"
             except (ConnectionError, _Lost) as exc:
@@ -192,8 +206,44 @@ class Courier:
             await asyncio.sleep(delay)
             delay = min(2 * delay, self.backoff[1])
 
+    # -- commands -------------------------------------------------------------------------
+    async def _read_commands(self, pub: Publisher) -> None:
+        prefix = f"{self.topics.prefix}/cmd/"
+        async for message in pub.client.messages:
+            if not message.topic.value.startswith(prefix):
+                continue
+            task = asyncio.create_task(self._command(message))  # a slow one blocks no other
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+
+    async def _command(self, message: Any) -> None:
+        assert self.commands is not None
+        raw = message.payload if isinstance(message.payload, (bytes, bytearray)) else b""
+        verb, data, error = self.commands.parse(message.topic.value, bytes(raw))
+        try:
+            fields = await self.commands.handle(verb, data, error)
+        except Exception as exc:  # noqa: BLE001 - a handler's bug is the reply, not a crash
+            log.exception("command %s failed", verb)
+            fields = {"verb": verb, "ok": False, "error": f"internal error: {exc}"}
+        props = getattr(message, "properties", None)
+        response = getattr(props, "ResponseTopic", None) if props is not None else None
+        correlation = getattr(props, "CorrelationData", None) if props is not None else None
+        if response and self.commands.allowed_response_topic(response):
+            topic = response
+        else:
+            topic = self.commands.reply_topic(verb, data)
+        reply = CommandReply(rig_id=self.cfg.rig_id, **fields)
+        log.info("command %s: %s", verb, "ok" if fields["ok"] else fields.get("error"))
+        self._replies.append((topic, reply.to_json(), correlation))
+        self._wake.set()
+
     async def _deliver(self, pub: Publisher) -> None:
         while True:
+            while self._replies:
+                topic, payload, correlation = self._replies[0]
+                if not await pub.send(topic, payload, retain=False, correlation=correlation):
+                    raise _Lost(f"no ack for {topic}")
+                self._replies.popleft()
             for topic, (payload, retain) in list(self._latest.items()):
                 if not await pub.send(topic, payload, retain=retain):
                     raise _Lost(f"no ack for {topic}")
@@ -215,7 +265,7 @@ class Courier:
                     raise _Lost(f"cannot send {topic}")
                 if self._latest or self.outbox.pending(1):
                     break  # what must not be lost goes first
-            if rows or self._latest:
+            if rows or self._latest or self._replies:
                 continue
             if self._closing:
                 return

@@ -31,6 +31,8 @@ from types import TracebackType
 from typing import Any, Self, TextIO
 
 import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 from pydantic import BaseModel
 
 from drivers._source import SourceInfo
@@ -120,7 +122,8 @@ class Publisher:
 
     def __init__(self, cfg: MqttConfig, *, url: str | None = None,
                  software_version: str = SOFTWARE_VERSION, source: SourceInfo | None = None,
-                 publish_timeout_s: float = 2.0, announce: bool = True) -> None:
+                 publish_timeout_s: float = 2.0, announce: bool = True,
+                 protocol5: bool = True) -> None:
         self.cfg = cfg
         self.url = cfg.url if url is None else url
         self.host, self.port = parse_mqtt_url(self.url)
@@ -130,6 +133,7 @@ class Publisher:
         self.source = source
         self.publish_timeout_s = publish_timeout_s
         self.announce = announce  # False: a side connection that leaves the status alone
+        self.protocol5 = protocol5  # MQTT v5 (response topics); 3.1.1 if the broker refuses
         self._client: aiomqtt.Client | None = None
 
     def _status(self, state: State, **extra: Any) -> StatusPayload:
@@ -142,15 +146,28 @@ class Publisher:
     async def __aenter__(self) -> Self:
         will = (aiomqtt.Will(self.topics.status, self._status("offline").to_json(),
                              qos=1, retain=True) if self.announce else None)
-        client = aiomqtt.Client(
-            self.host, self.port, identifier=self.client_id, will=will,
-            keepalive=self.cfg.keepalive_s, timeout=self.cfg.connect_timeout_s,
-            logger=logging.getLogger("hilrig.mqtt.client"))
-        try:
-            await client.__aenter__()
-        except aiomqtt.MqttError as exc:
-            raise ConnectionError(f"cannot connect to MQTT broker at {self.url} "
-                                  f"as {self.client_id!r}: {exc}") from None
+        client = None
+        versions = ([aiomqtt.ProtocolVersion.V5] if self.protocol5 else []) + [
+            aiomqtt.ProtocolVersion.V311]
+        for version in versions:
+            client = aiomqtt.Client(
+                self.host, self.port, identifier=self.client_id, will=will,
+                keepalive=self.cfg.keepalive_s, timeout=self.cfg.connect_timeout_s,
+                protocol=version, logger=logging.getLogger("hilrig.mqtt.client"))
+            try:
+                await client.__aenter__()
+                break
+            except aiomqtt.MqttError as exc:
+                # a 3.1.1-only broker (the embedded one) refuses or ignores a v5 CONNECT;
+                # nothing listening (connection refused) is no reason to try again
+                down = "errno 111" in str(exc).lower() or "connection refused" in str(exc).lower()
+                if version is aiomqtt.ProtocolVersion.V5 and not down:
+                    log.info("broker at %s did not take MQTT v5 (%s); trying 3.1.1", self.url,
+                             exc)
+                    continue
+                raise ConnectionError(f"cannot connect to MQTT broker at {self.url} "
+                                      f"as {self.client_id!r}: {exc}") from None
+        self.version = version
         self._client = client
         log.info("connected to %s as %s", self.url, self.client_id)
         if self.announce:
@@ -171,12 +188,16 @@ class Publisher:
             log.warning("MQTT disconnect from %s was not clean: %s", self.url, err)
 
     async def _publish(self, client: aiomqtt.Client | None, topic: str, payload: bytes,
-                       *, retain: bool, qos: int = 1) -> bool:
+                       *, retain: bool, qos: int = 1, correlation: bytes | None = None) -> bool:
         if client is None:
             log.warning("not connected: dropped %s", topic)
             return False
         try:
-            await client.publish(topic, payload, qos=qos, retain=retain,
+            props = None
+            if correlation is not None and self.is_v5:
+                props = Properties(PacketTypes.PUBLISH)
+                props.CorrelationData = correlation
+            await client.publish(topic, payload, qos=qos, retain=retain, properties=props,
                                  timeout=self.publish_timeout_s)
         except aiomqtt.MqttError as err:
             log.warning("MQTT publish to %s failed, message dropped: %s", topic, err)
@@ -191,9 +212,22 @@ class Publisher:
         payload = self._status(state, **extra).to_json()
         return await self._publish(self._client, self.topics.status, payload, retain=True)
 
-    async def send(self, topic: str, payload: bytes, *, retain: bool, qos: int = 1) -> bool:
+    async def send(self, topic: str, payload: bytes, *, retain: bool, qos: int = 1,
+                   correlation: bytes | None = None) -> bool:
         """Publish prepared bytes; True once the broker acknowledged them (QoS 1)."""
-        return await self._publish(self._client, topic, payload, retain=retain, qos=qos)
+        return await self._publish(self._client, topic, payload, retain=retain, qos=qos,
+                                   correlation=correlation)
+
+    @property
+    def client(self) -> aiomqtt.Client:
+        """The connected client (for the courier's subscription to commands)."""
+        if self._client is None:
+            raise ConnectionError(f"not connected to {self.url}")
+        return self._client
+
+    @property
+    def is_v5(self) -> bool:
+        return getattr(self, "version", None) is aiomqtt.ProtocolVersion.V5
 
     def telemetry_message(self, body: dict[str, Any]) -> tuple[str, bytes]:
         msg = TelemetryPayload(rig_id=self.cfg.rig_id, software_version=self.software_version,

@@ -31,6 +31,10 @@ class Releaser(Protocol):
         """The rig rests at the pose and the trigger watches from sample `index`."""
         ...
 
+    async def release_now(self) -> int | None:
+        """Let go at once (a command); the release's sample index when known."""
+        ...
+
     @property
     def release_index(self) -> int | None:
         """Sample index of the last release when the releaser knows it, else None."""
@@ -51,6 +55,10 @@ class SimReleaser:
     def armed(self, index: int) -> None:
         pass
 
+    async def release_now(self) -> int | None:
+        self.rig.release()
+        return None
+
     @property
     def release_index(self) -> int | None:
         return self.rig.release_index
@@ -65,6 +73,11 @@ class OperatorReleaser:
 
     def armed(self, index: int) -> None:
         pass
+
+    async def release_now(self) -> int | None:
+        from ._commands import CommandRefused
+
+        raise CommandRefused("release: an operator releases this rig by hand")
 
     @property
     def release_index(self) -> int | None:
@@ -96,6 +109,13 @@ class LatchReleaser:
         if self._due:
             self._due = False
             self._task = asyncio.get_running_loop().create_task(self._open())
+
+    async def release_now(self) -> int | None:
+        self._due = False
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._index = await self.bridge.release(self.pulse_ms)
+        return self._index
 
     async def _open(self) -> None:
         await asyncio.sleep(self.hold_s)

@@ -27,10 +27,11 @@ from identify._result import format_fit
 
 from ._capture_file import Capture, TriggerInfo, write_capture_h5
 from ._config import Settings
+from ._commands import CommandRefused, CommandRouter
 from ._courier import Courier
 from ._ring import RingBuffer
 from ._telemetry import TelemetryDecimator
-from ._trigger import Armed, FreeDecayTrigger, Settled, Triggered
+from ._trigger import Armed, FreeDecayTrigger, Settled, Triggered, TriggerState
 from ._version import SOFTWARE_VERSION
 from ._worker import identification_pool, identify_file
 
@@ -63,6 +64,7 @@ class _Pending:
     started_utc: str
     link_errors: dict[str, int] = field(default_factory=dict)
     documents: int = 0  # lifecycle documents published so far
+    aborted: bool = False  # an abort command: dropped at the next block
 
 
 @dataclass
@@ -106,12 +108,12 @@ class RigService:
         stats = getattr(self.source, "stats", None)
         return stats.health() if stats is not None else {}
 
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: str, **extra: Any) -> None:
         self._state = state
         health = self._health()
         self._faults_seen = _fault_signature(health)
         info = self.source.info  # re-read: a board reset changes its identity
-        self._publish(lambda p: p.publish_status(state, source=info, link=health))
+        self._publish(lambda p: p.publish_status(state, source=info, link=health, **extra))
 
     def _watch_link(self) -> None:
         """At most once a second: a new fault (gap, error, reconnect) is told and published."""
@@ -293,7 +295,7 @@ class RigService:
         self._publish(lambda p: p.publish_capture(pending.capture_id, body))
 
     async def _acquire(self, pool: Any) -> None:
-        pending: _Pending | None = None
+        self._pending = None
         going = True
         progress_at = 0.0
         async for block in self.source.blocks():
@@ -304,9 +306,9 @@ class RigService:
                     self._publish(lambda p, b=body: p.publish_telemetry(b))
             for ev in self.trigger.process(block):
                 if isinstance(ev, Triggered):
-                    pending = _Pending(new_capture_id(),
-                                       max(ev.capture_start, self.ring.oldest_index),
-                                       ev, _utc(), self._error_counts())
+                    pending = self._pending = _Pending(
+                        new_capture_id(), max(ev.capture_start, self.ring.oldest_index), ev,
+                        _utc(), self._error_counts())
                     self.ring.retain_from(pending.start)
                     self.on_event(f"capture {pending.capture_id}: release detected")
                     self._capture_started(pending.capture_id)
@@ -317,16 +319,20 @@ class RigService:
                     progress_at = block.host_time
                 elif isinstance(ev, Armed):
                     self._armed(ev.index)
-                elif isinstance(ev, Settled) and pending is not None:
+                elif isinstance(ev, Settled) and self._pending is not None:
+                    pending, self._pending = self._pending, None
                     capture = self._take_capture(pending, ev)
                     errors = _count_diff(self._error_counts(), pending.link_errors)
-                    pending = None
                     task = asyncio.create_task(self._finish(pool, capture, errors))
                     self._finishing.add(task)
                     task.add_done_callback(self._finishing.discard)
                     self._set_state("idle")
                     self._rearm_trigger()
                     going = self._settled()
+            pending = self._pending
+            if pending is not None and pending.aborted:
+                self._abort(pending)
+                pending = None
             if pending is not None and block.host_time - progress_at >= 1.0:
                 progress_at = block.host_time
                 self._capture_document(pending, "progress",
@@ -334,6 +340,79 @@ class RigService:
                                        duration_s=(block.end_index - pending.start) / self.rate)
             if not going or (pending is None and not self._block_seen(block.end_index)):
                 break
+
+    def _abort(self, pending: _Pending) -> None:
+        """Drop the capture under way (a command): nothing is written, the trigger re-arms."""
+        self._pending = None
+        self.ring.release()
+        self.trigger.disarm()
+        self.on_event(f"capture {pending.capture_id}: aborted")
+        self._capture_document(pending, "stop", exit_status="aborted",
+                               reason="aborted by command")
+        self._capture_aborted(pending.capture_id)
+        self._set_state("idle")
+        self._rearm_trigger()
+
+    def _capture_aborted(self, capture_id: str) -> None:
+        """A session marks it aborted (its number is captured again)."""
+
+    # -- commands (hilrig/<rig_id>/cmd/<verb>) ---------------------------------------------
+    def register_commands(self, router: CommandRouter) -> None:
+        router.register("arm", self._cmd_arm)
+        router.register("abort", self._cmd_abort)
+        router.register("release", self._cmd_release)
+        router.register("identify", self._cmd_identify)
+
+    async def _cmd_arm(self, request: Any) -> dict[str, Any]:
+        if self.trigger.state is TriggerState.RECORDING:
+            raise CommandRefused("arm: not allowed now: a capture is recording")
+        self.trigger.arm()
+        return {"trigger": self.trigger.state.value}
+
+    async def _cmd_abort(self, request: Any) -> dict[str, Any]:
+        pending = getattr(self, "_pending", None)
+        if pending is None:
+            raise CommandRefused("abort: not allowed now: no capture is recording")
+        pending.aborted = True
+        return {"capture_id": pending.capture_id}
+
+    async def _cmd_release(self, request: Any) -> dict[str, Any]:
+        if not isinstance(self.source, SimulatedRig):
+            raise CommandRefused("release: this rig is released by hand")
+        if not self.source.held:
+            raise CommandRefused("release: not allowed now: the rig is not held")
+        self.source.release()
+        return {"released": True}
+
+    def archived_path(self, capture_id: str) -> Path:
+        """The file of an archived capture, never outside the storage directory."""
+        path = self.directory / f"{capture_id}.h5"
+        if not path.is_file():
+            raise CommandRefused(f"identify: no capture {capture_id!r} in {self.directory}")
+        return path
+
+    async def _cmd_identify(self, request: Any) -> dict[str, Any]:
+        path = self.archived_path(request.capture_id)
+        root = self.directory.resolve()
+        if root not in path.resolve().parents:
+            raise CommandRefused(f"identify: {request.capture_id!r} is outside the archive")
+        pool = getattr(self, "_pool", None)
+        if pool is None:
+            raise CommandRefused("identify: not allowed now: the service is not running")
+        text = await asyncio.get_running_loop().run_in_executor(
+            pool, identify_file, str(path), request.method)
+        result = IdentificationResult.model_validate_json(text)
+        stored = self._store_result(request.capture_id, path, result)
+        self.on_event(result_line(result))
+        self._publish(lambda p: p.publish_result(request.capture_id, result.method, result))
+        return {"capture_id": request.capture_id, "method": result.method,
+                "fit_percent": result.fit_percent, "compute_seconds": result.compute_seconds,
+                **stored}
+
+    def _store_result(self, capture_id: str, path: Path, result: IdentificationResult
+                      ) -> dict[str, Any]:
+        """Where a re-identification is kept (a session: the catalog); returns its ids."""
+        return {}
 
     def _error_counts(self) -> dict[str, int]:
         health = self._health()

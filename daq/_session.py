@@ -30,7 +30,8 @@ from typing import Any
 from identify import IdentificationResult
 
 from ._capture_file import Capture, CaptureFileError, read_capture, write_text_atomic
-from ._catalog import Catalog, utc_now
+from ._catalog import Catalog, CatalogError, utc_now
+from ._commands import CommandRefused, CommandRouter
 from ._config import Settings
 from ._courier import Courier
 from ._plan import SessionPlan
@@ -89,6 +90,7 @@ class SessionRunner(RigService):
         self._timeouts_in_row = 0
         self._stop_reason: str | None = None
         self._stop_polled = 0.0
+        self._suspended: dict[str, str] = {}  # why no release may happen now, by kind
         self._t0 = time.monotonic()
         self._done_at_start = len(catalog.done_seqs(session_id))
         self.trigger.disarm()  # armed at each release request, near its pose
@@ -121,13 +123,16 @@ class SessionRunner(RigService):
         planned = self.plan.captures
         remaining = None if planned is None else max(0, planned - count["done"] - count["failed"])
         eta = elapsed / done_now * remaining if done_now and remaining is not None else None
+        if state == "running" and self._suspended:
+            state = "suspended"
         return {"state": state, "name": self.plan.name, "planned": planned, **count,
                 "in_flight": self._in_flight, "current_seq": self._seq,
                 "elapsed_s": round(elapsed, 1), "eta_s": None if eta is None else round(eta, 1),
                 "rss_mb": round(rss_mb(), 1),
                 "until_utc": None if self.plan.until_utc is None
                 else self.plan.until_utc.isoformat().replace("+00:00", "Z"),
-                "reason": self._stop_reason, "prompt": prompt}
+                "reason": self._stop_reason or "; ".join(self._suspended.values()) or None,
+                "prompt": prompt}
 
     def _tell_progress(self, state: str = "running", prompt: str | None = None) -> None:
         progress = self.progress(state, prompt)
@@ -177,6 +182,8 @@ class SessionRunner(RigService):
                 self._stop("stop requested")
         if self._stop_reason is not None:
             return False  # the run then waits for the captures still being identified
+        if self._release_due and self._suspended:
+            return True  # suspended: the rig waits; nothing is released
         if self._release_due:
             if self._upcoming is None:  # decided once per release, not per block
                 self._upcoming = self._next_seq()
@@ -301,14 +308,20 @@ class SessionRunner(RigService):
             end_reason=s["end_reason"], summary=s)
 
     def _result_ready(self, outcome: CaptureOutcome, result: IdentificationResult) -> None:
-        row = self.catalog.add_result(result, capture_id=outcome.capture_id)
-        path = outcome.path.with_name(f"{result.method}-{row.result_id}.json")
+        self._store_result(outcome.capture_id, outcome.path, result)
+
+    def _store_result(self, capture_id: str, path: Path, result: IdentificationResult
+                      ) -> dict[str, Any]:
+        """Into the catalog (added, never replacing), and as JSON beside the capture file."""
+        row = self.catalog.add_result(result, capture_id=capture_id)
+        out = path.with_name(f"{result.method}-{row.result_id}.json")
         try:
-            write_text_atomic(path, result.to_json(indent=2))
-            self.catalog.set_result_path(row.result_id, str(path))
+            write_text_atomic(out, result.to_json(indent=2))
+            self.catalog.set_result_path(row.result_id, str(out))
         except OSError as exc:  # the catalog holds the result; the file is a convenience
-            self.catalog.add_error(f"{path}: result file not written: {exc}",
-                                   session_id=self.session_id, capture_id=outcome.capture_id)
+            self.catalog.add_error(f"{out}: result file not written: {exc}",
+                                   session_id=self.session_id, capture_id=capture_id)
+        return {"result_id": row.result_id}
 
     def _capture_identified(self, outcome: CaptureOutcome) -> None:
         self.catalog.update_capture(outcome.capture_id, status="done", ended_utc=utc_now())
@@ -330,6 +343,82 @@ class SessionRunner(RigService):
 
     def _rearm_source(self) -> None:
         """The session's releaser puts the rig at the next pose, not the plain service."""
+
+    # -- commands and suspension ------------------------------------------------------------
+    def _capture_aborted(self, capture_id: str) -> None:
+        self.catalog.update_capture(capture_id, status="aborted", error="aborted by command",
+                                    ended_utc=utc_now())
+        self._seq_of.pop(capture_id, None)
+        self._seq = None
+        self._release_due = True  # the same planned capture is asked for again
+        self._tell_progress()
+
+    def archived_path(self, capture_id: str) -> Path:
+        try:
+            row = self.catalog.capture(capture_id)
+        except CatalogError:
+            raise CommandRefused(f"identify: no capture {capture_id!r} in the catalog") from None
+        if row.status not in ("captured", "done", "failed") or not row.path \
+                or not Path(row.path).is_file():
+            raise CommandRefused(f"identify: capture {capture_id} has no archived file "
+                                 f"(status {row.status})")
+        return Path(row.path)
+
+    def register_commands(self, router: CommandRouter) -> None:
+        super().register_commands(router)
+        router.register("session/start", self._cmd_session_start)
+        router.register("session/stop", self._cmd_session_stop)
+        router.register("session/pause", self._cmd_session_pause)
+        router.register("session/resume", self._cmd_session_resume)
+
+    async def _cmd_arm(self, request: Any) -> dict[str, Any]:
+        raise CommandRefused("arm: not allowed now: the session arms the trigger at each "
+                             "release it asks for")
+
+    async def _cmd_release(self, request: Any) -> dict[str, Any]:
+        if self._seq is None or self._release_at is None:
+            raise CommandRefused("release: not allowed now: no release is awaited")
+        opened = await self.releaser.release_now()
+        return {"seq": self._seq, "release_index": opened}
+
+    async def _cmd_session_start(self, request: Any) -> dict[str, Any]:
+        raise CommandRefused(f"session/start: not allowed now: session {self.session_id} "
+                             "is running")
+
+    async def _cmd_session_stop(self, request: Any) -> dict[str, Any]:
+        if self._stop_reason is None:
+            self._stop("stop requested")
+        return {"session_id": self.session_id}
+
+    async def _cmd_session_pause(self, request: Any) -> dict[str, Any]:
+        self.suspend("paused", "paused by command")
+        return {"session_id": self.session_id, "state": "suspended"}
+
+    async def _cmd_session_resume(self, request: Any) -> dict[str, Any]:
+        if "paused" not in self._suspended:
+            raise CommandRefused("session/resume: not allowed now: the session is not paused")
+        self.unsuspend("paused")
+        return {"session_id": self.session_id,
+                "state": "suspended" if self._suspended else "running"}
+
+    def suspend(self, key: str, reason: str) -> None:
+        """No new release while any suspension holds; the capture under way finishes."""
+        if key in self._suspended:
+            return
+        self._suspended[key] = reason
+        self.on_event(f"session {self.session_id}: suspended: {reason}")
+        self._event("warning", f"session.suspended.{key}", reason)
+        self._set_state("suspended", reason=reason)
+        self._tell_progress("suspended")
+
+    def unsuspend(self, key: str) -> None:
+        if self._suspended.pop(key, None) is None:
+            return
+        self.on_event(f"session {self.session_id}: {key} cleared"
+                      + ("" if self._suspended else "; resuming"))
+        if not self._suspended:
+            self._set_state("idle")
+            self._tell_progress()
 
     # -- the run --------------------------------------------------------------------------
     async def run(self) -> ServiceReport:

@@ -112,6 +112,7 @@ def _source_and_releaser(plan: SessionPlan, settings: Settings) -> tuple[Any, An
 
 
 async def _run(settings: Settings, session_id: str, say: Callable[[str], None]) -> int:
+    from ._commands import CommandRouter
     from ._courier import Courier
     from ._mqtt import resolve_broker
     from ._outbox import Outbox
@@ -130,12 +131,14 @@ async def _run(settings: Settings, session_id: str, say: Callable[[str], None]) 
                 f"{source.info.identity}, broker {url}, topics hilrig/{settings.mqtt.rig_id}/#")
             outbox = Outbox(Path(settings.storage.directory))
             stack.callback(outbox.close)
+            router = CommandRouter(settings.mqtt.rig_id)
             pub = await stack.enter_async_context(
-                Courier(settings.mqtt, outbox, url=url, source=source.info,
+                Courier(settings.mqtt, outbox, url=url, source=source.info, commands=router,
                         on_delivered=lambda topic: say(f"published {topic}")))
             runner = SessionRunner(settings, source, pub, plan=plan, catalog=cat,
                                    session_id=session_id, releaser=releaser, on_event=say,
                                    on_progress=_progress_printer(say))
+            runner.register_commands(router)
             await runner.run()
         row = cat.session(session_id)
     if row.status == "stopped":

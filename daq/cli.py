@@ -238,6 +238,7 @@ async def _run_service(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Settings, args: argparse.Namespace, source: Any) -> int:
+    from ._commands import CommandRouter
     from ._courier import Courier
     from ._mqtt import resolve_broker
     from ._outbox import Outbox
@@ -250,10 +251,12 @@ async def _serve(settings: Settings, args: argparse.Namespace, source: Any) -> i
         say(f"hilrig: rig {settings.mqtt.rig_id}, source {source.info.identity}, broker {url}, "
             f"topics hilrig/{settings.mqtt.rig_id}/#")
         outbox = Outbox(Path(settings.storage.directory))
-        async with Courier(settings.mqtt, outbox, url=url, source=source.info,
+        router = CommandRouter(settings.mqtt.rig_id)
+        async with Courier(settings.mqtt, outbox, url=url, source=source.info, commands=router,
                            on_delivered=lambda topic: say(f"published {topic}")) as pub:
             service = RigService(settings, source, pub, captures=args.captures,
                                  method=args.method, on_event=say)
+            service.register_commands(router)
             report = await service.run()
     return 1 if report.failed else 0
 
@@ -302,6 +305,25 @@ def cmd_emulate_firmware(args: argparse.Namespace) -> int:
     finally:
         emu.stop()
     return 1 if emu.error else 0
+
+
+def cmd_cmd(args: argparse.Namespace) -> int:
+    from ._commands import COMMANDS, send_command
+
+    if args.verb not in COMMANDS:
+        raise UsageError(f"cmd: unknown verb {args.verb!r}; verbs: {', '.join(COMMANDS)}")
+    try:
+        body = json.loads(args.body) if args.body else {}
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"cmd: the request is not valid JSON: {exc.msg} at column "
+                         f"{exc.colno}") from None
+    if not isinstance(body, dict):
+        raise UsageError("cmd: the request must be a JSON object")
+    settings = _settings(args)
+    reply = asyncio.run(send_command(settings.mqtt, args.verb, body, url=args.url,
+                                     timeout_s=args.timeout))
+    print(json.dumps(reply, indent=2))
+    return 0 if reply.get("ok") else 1
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
@@ -402,6 +424,13 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--count", type=int, help="stop after N messages")
     mo.add_argument("--timeout", type=float, help="stop after S seconds")
     mo.set_defaults(func=cmd_monitor)
+
+    cm = sub.add_parser("cmd", help="send a command to the running service over MQTT")
+    cm.add_argument("verb", help="arm, abort, release, identify, session/start|stop|pause|resume")
+    cm.add_argument("body", nargs="?", help='the request as JSON, e.g. \'{"capture_id": "..."}\'')
+    cm.add_argument("--url", help="broker URL (default: config mqtt.url)")
+    cm.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the reply")
+    cm.set_defaults(func=cmd_cmd)
 
     from ._session_cli import add_commands
     add_commands(sub)
