@@ -52,6 +52,13 @@ class SessionPlan(BaseModel):
     methods: list[str] = Field(default_factory=lambda: ["grey-box"], min_length=1)
     min_free_mb: float = Field(
         500.0, ge=0, description="free disk space (MB) the archive needs before each capture")
+    settle_s: float = Field(
+        5.0, ge=0, le=3600, description="a suspending condition must stay clear this long")
+    suspend_limit_s: float = Field(
+        1800.0, gt=0, le=7 * 86_400,
+        description="a suspension lasting longer stops the session (its reason kept)")
+    max_link_errors_per_s: float = Field(
+        2.0, gt=0, description="corrupted bridge frames per second that suspend the session")
     max_in_flight: int = Field(
         2, ge=1, le=16, description="captures awaiting identification before a release waits")
 

@@ -101,6 +101,7 @@ class RigService:
         self._queue: asyncio.Queue[Callable[[Courier], Awaitable[Any]] | None] = asyncio.Queue()
         self._state = "idle"
         self._faults_seen: tuple[Any, ...] | None = None
+        self._halted = False
         self._faults_checked = 0.0
 
     # -- status: the state and the source's link health -------------------------------------
@@ -272,7 +273,17 @@ class RigService:
         try:
             await self._before_acquisition(pool)
             async with self.source:
-                await self._acquire(pool)
+                acquiring = self._acquiring = asyncio.create_task(self._acquire(pool))
+                try:
+                    await acquiring
+                except asyncio.CancelledError:
+                    # halt(): acquisition ended from outside (a source that stays silent);
+                    # any other cancellation (the service stopped) goes on up
+                    me = asyncio.current_task()
+                    if not self._halted or (me is not None and me.cancelling()):
+                        raise
+                finally:
+                    acquiring.cancel()
             if self._finishing:
                 await asyncio.gather(*self._finishing)
             self._after_acquisition()
@@ -281,6 +292,13 @@ class RigService:
             self._queue.put_nowait(None)
             await publisher_task
         return self.report
+
+    def halt(self) -> None:
+        """End acquisition now, even if the source yields nothing (a lost bridge)."""
+        self._halted = True
+        task = getattr(self, "_acquiring", None)
+        if task is not None:
+            task.cancel()
 
     async def _before_acquisition(self, pool: Any) -> None:
         """A resumed session identifies what an earlier run captured but did not finish."""

@@ -17,15 +17,19 @@ with one <method>-<result_id>.json beside it per result.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import secrets
 import shutil
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from identify import IdentificationResult
 
@@ -37,6 +41,7 @@ from ._courier import Courier
 from ._plan import SessionPlan
 from ._release import Releaser
 from ._service import CaptureOutcome, RigService, ServiceReport
+from ._suspenders import SuspenderWatch
 
 __all__ = ["ATTEMPTED", "SessionRunner", "archive_dir", "new_session_id", "rss_mb"]
 
@@ -91,6 +96,9 @@ class SessionRunner(RigService):
         self._stop_reason: str | None = None
         self._stop_polled = 0.0
         self._suspended: dict[str, str] = {}  # why no release may happen now, by kind
+        self._watch = SuspenderWatch(plan.settle_s, plan.suspend_limit_s)
+        self._bad_frames: deque[tuple[float, int]] = deque()
+        self._stuck: str | None = None
         self._t0 = time.monotonic()
         self._done_at_start = len(catalog.done_seqs(session_id))
         self.trigger.disarm()  # armed at each release request, near its pose
@@ -158,6 +166,7 @@ class SessionRunner(RigService):
                           "service stopped; kept")
 
     async def _before_acquisition(self, pool: Any) -> None:
+        self._watchdog_task = asyncio.create_task(self._watchdog())
         self._recover_recording()
         for row in self.catalog.captures(self.session_id, status="captured"):
             have = {r.method for r in self.catalog.results(capture_id=row.capture_id)}
@@ -192,7 +201,7 @@ class SessionRunner(RigService):
             if self._in_flight >= self.plan.max_in_flight:
                 return True  # identification is behind: the rig waits at rest
             if not self._disk_ok():
-                return False
+                return True  # suspended until there is room (or the limit stops it)
             seq, self._upcoming = self._upcoming, None
             self._seq, self._release_due, self._release_at = seq, False, end_index
             label = self._label(seq)
@@ -217,15 +226,72 @@ class SessionRunner(RigService):
         self.on_event(f"session {self.session_id}: stopping: {reason}")
         self.catalog.add_error(f"session stopped: {reason}", session_id=self.session_id)
 
-    def _disk_ok(self) -> bool:
-        """Enough free space for the next capture, or stop the session cleanly."""
+    def _disk_problem(self) -> str | None:
         self.folder.mkdir(parents=True, exist_ok=True)
         free_mb = shutil.disk_usage(self.folder).free / 1e6
         if free_mb >= self.plan.min_free_mb:
-            return True
-        self._stop(f"disk: {free_mb:.0f} MB free in {self.folder}, the plan needs "
-                   f"{self.plan.min_free_mb:g} MB (min_free_mb) before each capture")
-        return False
+            return None
+        return (f"disk: less than {self.plan.min_free_mb:g} MB free in {self.folder} "
+                f"(min_free_mb)")
+
+    def _disk_ok(self) -> bool:
+        """Enough free space for the next capture, else suspended (see _suspenders)."""
+        problem = self._disk_problem()
+        if problem is not None:
+            self.suspend("disk", problem)
+            self._watch.check(time.monotonic(), {"disk": problem})
+        return problem is None
+
+    # -- suspenders ---------------------------------------------------------------------------
+    def _conditions(self) -> dict[str, str | None]:
+        """What may suspend the session now (kind -> reason, None when clear)."""
+        out: dict[str, str | None] = {"disk": self._disk_problem()}
+        connected = getattr(self.source, "connected", True)
+        out["bridge"] = None if connected else (
+            f"bridge: {self.source.info.identity} lost; reconnecting")
+        errors = self._health().get("errors", {})
+        bad = sum(int(errors.get(k, 0)) for k in ("crc_errors", "cobs_errors", "length_errors"))
+        now = time.monotonic()
+        self._bad_frames.append((now, bad))
+        while len(self._bad_frames) > 2 and now - self._bad_frames[0][0] > 10.0:
+            self._bad_frames.popleft()
+        t0, b0 = self._bad_frames[0]
+        rate = (bad - b0) / (now - t0) if now - t0 >= 1.0 else 0.0
+        out["link"] = (f"link: more than {self.plan.max_link_errors_per_s:g} corrupted "
+                       "frames per second" if rate > self.plan.max_link_errors_per_s else None)
+        out["encoder"] = self._encoder_problem()
+        return out
+
+    def _encoder_problem(self) -> str | None:
+        """A joint without a count for 2 s while the other swings; sticky until both move."""
+        n = int(2.0 * self.source.info.sample_rate_hz)
+        _, counts = self.ring.latest(n)
+        if counts.shape[0] < n // 2:
+            return self._stuck
+        span = counts.max(axis=0).astype(np.int64) - counts.min(axis=0)
+        if self._stuck is not None:
+            if (span > self.settings.trigger.still_band_counts).all():
+                self._stuck = None  # both move again
+        elif self._pending is not None and counts.shape[0] == n:
+            for j, other in ((0, 1), (1, 0)):
+                if span[j] == 0 and span[other] > 400:
+                    name = ("arm", "pendulum")[j]
+                    self._stuck = (f"encoder: {name} did not count for 2 s while the other "
+                                   f"joint moved {int(span[other])} counts")
+        return self._stuck
+
+    async def _watchdog(self) -> None:
+        while True:
+            await asyncio.sleep(0.5)
+            verdict = self._watch.check(time.monotonic(), self._conditions())
+            for kind, reason in verdict.suspend.items():
+                self._suspended.pop(kind, None)  # a changed reason is told again
+                self.suspend(kind, reason)
+            for kind in verdict.lift:
+                self.unsuspend(kind)
+            if verdict.stop is not None and self._stop_reason is None:
+                self._stop(verdict.stop)
+                self.halt()  # a lost bridge yields no block that could end the run
 
     def _rearm_trigger(self) -> None:
         """Idle until the next release is asked for: motion meanwhile is no capture."""
@@ -398,6 +464,7 @@ class SessionRunner(RigService):
         if "paused" not in self._suspended:
             raise CommandRefused("session/resume: not allowed now: the session is not paused")
         self.unsuspend("paused")
+        self._watch.lifted("paused")
         return {"session_id": self.session_id,
                 "state": "suspended" if self._suspended else "running"}
 
@@ -406,6 +473,8 @@ class SessionRunner(RigService):
         if key in self._suspended:
             return
         self._suspended[key] = reason
+        if key == "paused":
+            self._watch.check(time.monotonic(), {"paused": reason})
         self.on_event(f"session {self.session_id}: suspended: {reason}")
         self._event("warning", f"session.suspended.{key}", reason)
         self._set_state("suspended", reason=reason)
@@ -427,12 +496,16 @@ class SessionRunner(RigService):
         try:
             return await super().run()
         except BaseException:
+            task = getattr(self, "_watchdog_task", None)
+            if task is not None:
+                task.cancel()
             # killed or interrupted: the session stays 'running', so it can be resumed
             self.catalog.add_error("service stopped before the plan was complete",
                                    session_id=self.session_id)
             raise
 
     def _after_acquisition(self) -> None:
+        self._watchdog_task.cancel()
         status = "stopped" if self._stop_reason else "done"
         self.catalog.set_session_status(self.session_id, status, reason=self._stop_reason)
         self.on_event(f"session {self.session_id}: {status}"

@@ -279,13 +279,14 @@ def test_session_stop_from_another_terminal_ends_it_cleanly(tmp_path):
         assert {c.status for c in caps} == {"done"}  # what was under way was finished
 
 
-def test_a_full_disk_stops_the_session_before_a_capture_with_a_clear_reason(tmp_path):
+def test_a_full_disk_suspends_then_stops_the_session_with_a_clear_reason(tmp_path):
     root = tmp_path / "archive"
     plan_file = tmp_path / "plan.toml"
-    plan_file.write_text("[session]\ncaptures = 3\npaced = false\nmin_free_mb = 1e12\n")
+    plan_file.write_text("[session]\ncaptures = 3\npaced = false\nmin_free_mb = 1e12\n"
+                         "suspend_limit_s = 1.0\n")
     run = _hilrig(["session", "start", str(plan_file)], _env(root, "disk"))
     assert run.returncode == 1
-    assert "disk:" in run.stdout and "min_free_mb" in run.stdout
+    assert "suspended: disk:" in run.stdout and "min_free_mb" in run.stdout
     with Catalog.open(root, create=False) as cat:
         row = cat.latest_session()
         assert row.status == "stopped" and row.reason.startswith("disk:")
