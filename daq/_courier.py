@@ -28,7 +28,7 @@ import contextlib
 import logging
 import secrets
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self
 
@@ -80,6 +80,8 @@ class Courier:
         self._boot = secrets.token_hex(4)  # event ids are unique per process
         self._events = 0
         self.commands = commands  # cmd/# is subscribed on every connection when given
+        # other subscriptions (topic filter -> handler of each message), renewed likewise
+        self._subscriptions: dict[str, Callable[[Any], Awaitable[None]]] = {}
         self._replies: deque[tuple[str, bytes, bytes | None]] = deque(maxlen=1000)
         self._running: set[asyncio.Task[None]] = set()
         self._telemetry: deque[dict[str, Any]] = deque(maxlen=telemetry_queue)
@@ -115,6 +117,11 @@ class Courier:
         self._events += 1
         msg_id = f"event/{self._boot}/{self._events}"
         topic, payload = self._builder.event_message(level, code, message, msg_id=msg_id, **ids)
+        self._durable(msg_id, topic, payload)
+        return True
+
+    async def publish_job(self, msg_id: str, topic: str, payload: bytes) -> bool:
+        """An identification job (durable, QoS 1): see _jobs.py."""
         self._durable(msg_id, topic, payload)
         return True
 
@@ -186,6 +193,9 @@ class Courier:
                     reader = None
                     if self.commands is not None:
                         await pub.client.subscribe(f"{self.topics.prefix}/cmd/#", qos=1)
+                    for topic_filter in self._subscriptions:
+                        await pub.client.subscribe(topic_filter, qos=1)
+                    if self.commands is not None or self._subscriptions:
                         reader = asyncio.create_task(self._read_commands(pub))
                     try:
                         await self._deliver(pub)
@@ -207,12 +217,22 @@ class Courier:
             delay = min(2 * delay, self.backoff[1])
 
     # -- commands -------------------------------------------------------------------------
+    def subscribe(self, topic_filter: str, handler: Callable[[Any], Awaitable[None]]) -> None:
+        """Hand every message on topic_filter to handler (before entering the courier)."""
+        self._subscriptions[topic_filter] = handler
+
     async def _read_commands(self, pub: Publisher) -> None:
         prefix = f"{self.topics.prefix}/cmd/"
         async for message in pub.client.messages:
-            if not message.topic.value.startswith(prefix):
-                continue
-            task = asyncio.create_task(self._command(message))  # a slow one blocks no other
+            if self.commands is not None and message.topic.value.startswith(prefix):
+                work = self._command(message)
+            else:
+                handler = next((h for f, h in self._subscriptions.items()
+                                if message.topic.matches(f)), None)
+                if handler is None:
+                    continue
+                work = handler(message)
+            task = asyncio.create_task(work)  # a slow one blocks no other
             self._running.add(task)
             task.add_done_callback(self._running.discard)
 

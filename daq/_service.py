@@ -29,6 +29,7 @@ from ._capture_file import Capture, TriggerInfo, write_capture_h5
 from ._config import Settings
 from ._commands import CommandRefused, CommandRouter
 from ._courier import Courier
+from ._jobs import Job, JobPayload, PendingJobs, job_topic, result_from_message
 from ._ring import RingBuffer
 from ._telemetry import TelemetryDecimator
 from ._trigger import Armed, FreeDecayTrigger, Settled, Triggered, TriggerState
@@ -102,6 +103,13 @@ class RigService:
         self._state = "idle"
         self._faults_seen: tuple[Any, ...] | None = None
         self._halted = False
+        offload = settings.identify.offload and publisher is not None
+        self._jobs = PendingJobs(settings.identify.job_timeout_s) if offload else None
+        self._jobs_idle = asyncio.Event()
+        self._jobs_idle.set()
+        if offload:
+            assert publisher is not None
+            publisher.subscribe(f"hilrig/{settings.mqtt.rig_id}/result/+/+", self._on_result)
         self._faults_checked = 0.0
 
     # -- status: the state and the source's link health -------------------------------------
@@ -175,7 +183,64 @@ class RigService:
         self._capture_written(outcome)
         stop = {**summary, "document": "stop", "exit_status": "success"}
         self._publish(lambda p: p.publish_capture(capture.capture_id, stop))
-        await self.identify_outcome(pool, outcome)
+        if self._jobs is not None:
+            self._offload(outcome)
+        else:
+            await self.identify_outcome(pool, outcome)
+
+    # -- offloaded identification (hilrig worker) ------------------------------------------
+    def _offload(self, outcome: CaptureOutcome, methods: list[str] | None = None) -> None:
+        assert self._jobs is not None
+        job = self._jobs.add(outcome.capture_id, methods or self.methods, time.monotonic(),
+                             outcome)
+        self._jobs_idle.clear()
+        self._send_job(job)
+
+    def _send_job(self, job: Job) -> None:
+        outcome = job.context
+        payload = JobPayload.from_file(
+            outcome.path, rig_id=self.settings.mqtt.rig_id, job_id=job.capture_id,
+            capture_id=job.capture_id, methods=sorted(job.methods_left), attempt=job.attempt,
+            session_id=self._ids(job.capture_id).get("session_id")).to_json()
+        topic = job_topic(self.settings.mqtt.rig_id, job.capture_id)
+        msg_id = f"job/{job.capture_id}/{job.attempt}"
+        self.on_event(f"capture {job.capture_id}: offloaded to the workers"
+                      + (f" (attempt {job.attempt})" if job.attempt > 1 else ""))
+        self._publish(lambda p: p.publish_job(msg_id, topic, payload))
+
+    async def _on_result(self, message: Any) -> None:
+        """A worker's result: kept once per job and method, then the capture is done."""
+        if self._jobs is None:
+            return
+        try:
+            job_id, body = result_from_message(bytes(message.payload))
+            if job_id is None:
+                return  # not from a worker (this service's own, or a re-identification)
+            result = IdentificationResult.model_validate(body)
+        except (ValueError, TypeError) as exc:
+            self._event("warning", "job.bad_result", f"{message.topic.value}: {exc}")
+            return
+        job, fresh = self._jobs.answered(job_id, result.method)
+        if job is None or not fresh:
+            return  # a redelivery, or a job this service does not know
+        outcome = job.context
+        outcome.result = result
+        self.on_event(result_line(result) + " (worker)")
+        self._result_ready(outcome, result, f"job/{job_id}/{result.method}")
+        if not job.methods_left:
+            self._capture_identified(outcome)
+        if not len(self._jobs):
+            self._jobs_idle.set()
+
+    async def _watch_jobs(self) -> None:
+        assert self._jobs is not None
+        while True:
+            await asyncio.sleep(1.0)
+            for job in self._jobs.overdue(time.monotonic()):
+                self._event("warning", "job.retry",
+                            f"capture {job.capture_id}: no result within "
+                            f"{self._jobs.timeout_s:g} s; job published again", job.capture_id)
+                self._send_job(job)
 
     def _event(self, level: str, code: str, message: str, capture_id: str | None = None) -> None:
         """A warning or error for dashboards (``events``), with the ids that join it."""
@@ -221,7 +286,8 @@ class RigService:
     def _capture_written(self, outcome: CaptureOutcome) -> None:
         pass
 
-    def _result_ready(self, outcome: CaptureOutcome, result: IdentificationResult) -> None:
+    def _result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
+                      result_key: str | None = None) -> None:
         pass
 
     def _capture_identified(self, outcome: CaptureOutcome) -> None:
@@ -286,6 +352,12 @@ class RigService:
                     acquiring.cancel()
             if self._finishing:
                 await asyncio.gather(*self._finishing)
+            if self._jobs is not None:
+                watch = asyncio.create_task(self._watch_jobs())
+                try:
+                    await self._jobs_idle.wait()  # every offloaded capture answered
+                finally:
+                    watch.cancel()
             self._after_acquisition()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

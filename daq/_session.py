@@ -174,7 +174,9 @@ class SessionRunner(RigService):
             outcome = CaptureOutcome(row.capture_id, Path(row.path or ""), row.summary or {})
             self._seq_of[row.capture_id] = row.seq or 0
             self._in_flight += 1
-            if missing:
+            if missing and self._jobs is not None:
+                self._offload(outcome, missing)
+            elif missing:
                 self.on_event(f"capture {row.capture_id}: archived but not identified; "
                               f"identifying ({', '.join(missing)})")
                 await self.identify_outcome(pool, outcome, missing)
@@ -373,13 +375,16 @@ class SessionRunner(RigService):
             lost_samples=s["lost_samples"], duration_s=s["duration_s"],
             end_reason=s["end_reason"], summary=s)
 
-    def _result_ready(self, outcome: CaptureOutcome, result: IdentificationResult) -> None:
-        self._store_result(outcome.capture_id, outcome.path, result)
+    def _result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
+                      result_key: str | None = None) -> None:
+        self._store_result(outcome.capture_id, outcome.path, result, result_key)
 
-    def _store_result(self, capture_id: str, path: Path, result: IdentificationResult
-                      ) -> dict[str, Any]:
+    def _store_result(self, capture_id: str, path: Path, result: IdentificationResult,
+                      result_key: str | None = None) -> dict[str, Any]:
         """Into the catalog (added, never replacing), and as JSON beside the capture file."""
-        row = self.catalog.add_result(result, capture_id=capture_id)
+        row = self.catalog.add_result(result, capture_id=capture_id, result_key=result_key)
+        if row.path is not None:
+            return {"result_id": row.result_id}  # a redelivered result, already kept
         out = path.with_name(f"{result.method}-{row.result_id}.json")
         try:
             write_text_atomic(out, result.to_json(indent=2))

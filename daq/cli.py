@@ -326,6 +326,26 @@ def cmd_cmd(args: argparse.Namespace) -> int:
     return 0 if reply.get("ok") else 1
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    from ._workers import run_worker
+
+    settings = _settings(args)
+    if args.url is not None:
+        from ._broker import parse_mqtt_url
+        try:
+            parse_mqtt_url(args.url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise UsageError(f"--max-jobs must be >= 1, got {args.max_jobs}")
+    try:
+        asyncio.run(run_worker(settings.mqtt, url=args.url, max_jobs=args.max_jobs,
+                               say=lambda text: print(text, flush=True)))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 def cmd_monitor(args: argparse.Namespace) -> int:
     from ._mqtt import monitor
 
@@ -424,6 +444,12 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--count", type=int, help="stop after N messages")
     mo.add_argument("--timeout", type=float, help="stop after S seconds")
     mo.set_defaults(func=cmd_monitor)
+
+    wk = sub.add_parser("worker", help="identify captures offloaded by rig services "
+                                       "(identify.offload), from a shared MQTT subscription")
+    wk.add_argument("--url", help="broker URL (default: config mqtt.url)")
+    wk.add_argument("--max-jobs", type=int, help="stop after N jobs")
+    wk.set_defaults(func=cmd_worker)
 
     cm = sub.add_parser("cmd", help="send a command to the running service over MQTT")
     cm.add_argument("verb", help="arm, abort, release, identify, session/start|stop|pause|resume")

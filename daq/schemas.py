@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from ._jobs import JobPayload
 from ._payloads import PAYLOADS
 
 __all__ = ["SCHEMA_DIR", "generate", "schema_file"]
@@ -30,7 +31,7 @@ def schema_file(schema: str) -> str:
 def generate() -> dict[str, str]:
     """File name -> JSON text of every payload schema."""
     out = {}
-    for schema, model in PAYLOADS.items():
+    for schema, model in {**PAYLOADS, "hilrig.job/1": JobPayload}.items():
         doc = model.model_json_schema(by_alias=True, mode="serialization")
         doc = {"$schema": "https://json-schema.org/draft/2020-12/schema",
                "$id": f"https://hilrig.invalid/schemas/{schema_file(schema)}", **doc}
