@@ -20,6 +20,13 @@ def identify_file(path: str, method: str) -> str:
     return identify(measurement_from_capture(capture), method=method).to_json()
 
 
+def warm_up() -> None:
+    """Import what identification needs, so the first capture does not wait for it."""
+    from . import _capture_file, _convert  # noqa: F401
+
+
 def identification_pool() -> ProcessPoolExecutor:
-    """One worker process (spawned: no inherited event loop or sockets)."""
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    """One worker process (spawned: no inherited event loop or sockets), started at once."""
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    pool.submit(warm_up)  # the process starts and imports while the rig is still held
+    return pool
