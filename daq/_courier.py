@@ -82,6 +82,7 @@ class Courier:
         self.commands = commands  # cmd/# is subscribed on every connection when given
         # other subscriptions (topic filter -> handler of each message), renewed likewise
         self._subscriptions: dict[str, Callable[[Any], Awaitable[None]]] = {}
+        self._pub: Publisher | None = None
         self._replies: deque[tuple[str, bytes, bytes | None]] = deque(maxlen=1000)
         self._running: set[asyncio.Task[None]] = set()
         self._telemetry: deque[dict[str, Any]] = deque(maxlen=telemetry_queue)
@@ -190,16 +191,17 @@ class Courier:
                         log.info("MQTT: reconnected to %s; %d message(s) waiting", self.url,
                                  self.pending)
                     warned, delay = False, self.backoff[0]
+                    self._pub = pub
                     reader = None
                     if self.commands is not None:
                         await pub.client.subscribe(f"{self.topics.prefix}/cmd/#", qos=1)
                     for topic_filter in self._subscriptions:
                         await pub.client.subscribe(topic_filter, qos=1)
-                    if self.commands is not None or self._subscriptions:
-                        reader = asyncio.create_task(self._read_commands(pub))
+                    reader = asyncio.create_task(self._read_commands(pub))
                     try:
                         await self._deliver(pub)
                     finally:
+                        self._pub = None
                         if reader is not None:
                             reader.cancel()
                             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -218,8 +220,15 @@ class Courier:
 
     # -- commands -------------------------------------------------------------------------
     def subscribe(self, topic_filter: str, handler: Callable[[Any], Awaitable[None]]) -> None:
-        """Hand every message on topic_filter to handler (before entering the courier)."""
+        """Hand every message on topic_filter to handler; renewed on every connection."""
+        new = topic_filter not in self._subscriptions
         self._subscriptions[topic_filter] = handler
+        pub = self._pub
+        if new and pub is not None:  # connected already: subscribe now as well
+            task = asyncio.get_running_loop().create_task(
+                pub.client.subscribe(topic_filter, qos=1))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
 
     async def _read_commands(self, pub: Publisher) -> None:
         prefix = f"{self.topics.prefix}/cmd/"

@@ -326,6 +326,59 @@ def cmd_cmd(args: argparse.Namespace) -> int:
     return 0 if reply.get("ok") else 1
 
 
+async def _daemon(settings: Settings, args: argparse.Namespace) -> int:
+    import contextlib
+    import signal
+
+    from drivers import SimulatedRig
+
+    from ._catalog import Catalog
+    from ._commands import CommandRouter
+    from ._courier import Courier
+    from ._mqtt import resolve_broker
+    from ._outbox import Outbox
+    from ._serve import RigDaemon
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    if args.port:
+        from drivers import SerialBridge
+
+        source: Any = SerialBridge(args.port, rate_hz=int(settings.sample_rate_hz))
+    else:
+        sim = settings.sim
+        source = SimulatedRig(rig=settings.rig, friction=sim.friction, pose_deg=sim.pose_deg,
+                              rate_hz=settings.sample_rate_hz,
+                              counts_per_rev=settings.counts_per_rev, block_size=sim.block_size,
+                              paced=not args.unpaced, auto_release=False)
+    directory = Path(settings.storage.directory)
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(source)
+        url = await stack.enter_async_context(resolve_broker(settings.mqtt))
+        outbox = Outbox(directory)
+        stack.callback(outbox.close)
+        catalog = Catalog.open(directory)
+        stack.callback(catalog.close)
+        router = CommandRouter(settings.mqtt.rig_id)
+        courier = await stack.enter_async_context(
+            Courier(settings.mqtt, outbox, url=url, source=source.info, commands=router,
+                    on_delivered=lambda topic: say(f"published {topic}")))
+        daemon = RigDaemon(settings, source, courier, router, catalog, say=say)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, daemon.stop)
+        await daemon.run()
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if args.sim == bool(args.port):
+        raise UsageError("serve: choose one source: --sim or --port PATH")
+    settings = _settings(args)
+    return asyncio.run(_daemon(settings, args))
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
     from ._workers import run_worker
 
@@ -444,6 +497,13 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--count", type=int, help="stop after N messages")
     mo.add_argument("--timeout", type=float, help="stop after S seconds")
     mo.set_defaults(func=cmd_monitor)
+
+    sv = sub.add_parser("serve", help="the rig's daemon: idle between sessions, started and "
+                                      "driven by MQTT commands (docs/mqtt.md)")
+    sv.add_argument("--sim", action="store_true", help="the simulated rig")
+    sv.add_argument("--port", metavar="PATH", help="the serial bridge on this port")
+    sv.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
+    sv.set_defaults(func=cmd_serve)
 
     wk = sub.add_parser("worker", help="identify captures offloaded by rig services "
                                        "(identify.offload), from a shared MQTT subscription")
