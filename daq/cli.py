@@ -319,6 +319,7 @@ def cmd_cmd(args: argparse.Namespace) -> int:
                          f"{exc.colno}") from None
     if not isinstance(body, dict):
         raise UsageError("cmd: the request must be a JSON object")
+    _check_url(args.url)
     settings = _settings(args)
     reply = asyncio.run(send_command(settings.mqtt, args.verb, body, url=args.url,
                                      timeout_s=args.timeout))
@@ -379,16 +380,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return asyncio.run(_daemon(settings, args))
 
 
+def _check_url(url: str | None) -> None:
+    """A given --url must be mqtt://host[:port] (a usage error otherwise)."""
+    if url is not None:
+        from ._broker import parse_mqtt_url
+        try:
+            parse_mqtt_url(url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
+
+
 def cmd_worker(args: argparse.Namespace) -> int:
     from ._workers import run_worker
 
     settings = _settings(args)
-    if args.url is not None:
-        from ._broker import parse_mqtt_url
-        try:
-            parse_mqtt_url(args.url)
-        except ValueError as exc:
-            raise UsageError(f"--url: {exc}") from None
+    _check_url(args.url)
     if args.max_jobs is not None and args.max_jobs < 1:
         raise UsageError(f"--max-jobs must be >= 1, got {args.max_jobs}")
     try:
@@ -403,12 +409,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     from ._mqtt import monitor
 
     settings = _settings(args)
-    if args.url is not None:
-        from ._broker import parse_mqtt_url
-        try:
-            parse_mqtt_url(args.url)
-        except ValueError as exc:
-            raise UsageError(f"--url: {exc}") from None
+    _check_url(args.url)
     try:
         n = asyncio.run(monitor(settings.mqtt, url=args.url, max_messages=args.count,
                                 timeout_s=args.timeout))
