@@ -23,29 +23,55 @@ from ._config import MqttConfig
 log = logging.getLogger("hilrig.mqtt")
 
 DEFAULT_PORT = 1883
+TLS_PORT = 8883
 LOCALHOST = "127.0.0.1"
 #: Loggers of the embedded broker and its state machine, held at WARNING unless set.
 _QUIET_LOGGERS = ("amqtt", "transitions")
 
 
 def parse_mqtt_url(url: str) -> tuple[str, int]:
-    """``mqtt://host[:port]`` -> (host, port); the port defaults to 1883.
+    """``mqtt://host[:port]`` (1883) or ``mqtts://host[:port]`` (TLS, 8883) -> (host, port).
 
     Raises ValueError, with a one-line message naming the url, for anything else
-    (other schemes such as mqtts:// or ws://, no host, a path, a bad port).
+    (other schemes such as ws://, no host, a path, a bad port, credentials in the url:
+    they belong in mqtt.username / mqtt.password_file, never in a url that is logged).
     """
-    expected = "expected mqtt://host[:port]"
+    expected = "expected mqtt://host[:port] or mqtts://host[:port]"
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
         raise ValueError(f"invalid MQTT url {url!r}: {exc}; {expected}") from None
-    if parts.scheme != "mqtt":
-        raise ValueError(f"unsupported MQTT url {url!r}: scheme must be mqtt://; {expected}")
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise ValueError(f"unsupported MQTT url {url!r}: scheme must be mqtt:// or mqtts://; "
+                         f"{expected}")
     if not parts.hostname or parts.path not in ("", "/") or parts.query or parts.fragment \
             or parts.username or parts.password:
         raise ValueError(f"invalid MQTT url {url!r}: {expected}")
-    return parts.hostname, port if port is not None else DEFAULT_PORT
+    default = TLS_PORT if parts.scheme == "mqtts" else DEFAULT_PORT
+    return parts.hostname, port if port is not None else default
+
+
+def uses_tls(cfg: MqttConfig, url: str | None = None) -> bool:
+    return (url or cfg.url).startswith("mqtts://") or cfg.tls
+
+
+def client_options(cfg: MqttConfig, url: str | None = None) -> dict[str, object]:
+    """Credentials and TLS for an aiomqtt.Client, from the config (never logged)."""
+    import ssl
+
+    opts: dict[str, object] = {}
+    if cfg.username is not None:
+        opts["username"] = cfg.username
+        opts["password"] = cfg.secret()
+    if uses_tls(cfg, url):
+        ctx = ssl.create_default_context(cafile=str(cfg.tls_ca_file) if cfg.tls_ca_file
+                                         else None)
+        if cfg.tls_cert_file is not None:
+            ctx.load_cert_chain(str(cfg.tls_cert_file),
+                                str(cfg.tls_key_file) if cfg.tls_key_file else None)
+        opts["tls_context"] = ctx
+    return opts
 
 
 def _format_url(host: str, port: int) -> str:
@@ -170,6 +196,11 @@ async def resolve_broker(cfg: MqttConfig) -> AsyncIterator[str]:
     later is not replaced.
     """
     host, port = parse_mqtt_url(cfg.url)
+    if uses_tls(cfg) or cfg.username is not None:
+        # a secured broker is never replaced by the embedded one (no TLS, no users); the
+        # connection itself says what is wrong, and the courier keeps retrying
+        yield cfg.url
+        return
     if await probe_broker(host, port, cfg.connect_timeout_s):
         yield cfg.url
         return

@@ -147,7 +147,7 @@ async def send_command(cfg: Any, verb: str, body: dict[str, Any], *, url: str | 
     from paho.mqtt.packettypes import PacketTypes
     from paho.mqtt.properties import Properties
 
-    from ._broker import parse_mqtt_url
+    from ._broker import client_options, parse_mqtt_url
 
     host, port = parse_mqtt_url(url or cfg.url)
     token = os.urandom(6).hex()
@@ -158,7 +158,8 @@ async def send_command(cfg: Any, verb: str, body: dict[str, Any], *, url: str | 
     try:
         async with aiomqtt.Client(host, port, identifier=f"hilrig-cmd-{token}",
                                   protocol=aiomqtt.ProtocolVersion.V5,
-                                  timeout=cfg.connect_timeout_s) as client:
+                                  timeout=cfg.connect_timeout_s,
+                                  **client_options(cfg, url)) as client:  # type: ignore[arg-type]
             await client.subscribe(response, qos=1)
             await client.publish(f"hilrig/{cfg.rig_id}/cmd/{verb}", json.dumps(body), qos=1,
                                  properties=props)

@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -33,8 +33,31 @@ class MqttConfig(_Section):
         True, description="start an embedded broker on 127.0.0.1 if nothing answers at url")
     connect_timeout_s: float = Field(3.0, gt=0, le=60)
     keepalive_s: int = Field(10, ge=2, le=600)
+    username: str | None = Field(None, description="broker user (with password or password_file)")
+    password: SecretStr | None = Field(None, description="never logged; prefer password_file")
+    password_file: Path | None = Field(
+        None, description="file holding the password (first line), e.g. a systemd credential")
+    tls: bool = Field(False, description="TLS to the broker (implied by an mqtts:// url)")
+    tls_ca_file: Path | None = Field(None, description="CA bundle that signed the broker's "
+                                                         "certificate (default: the system's)")
+    tls_cert_file: Path | None = Field(None, description="client certificate (optional)")
+    tls_key_file: Path | None = Field(None, description="its key")
     telemetry_hz: float = Field(
         100.0, ge=0, le=100, description="live angles and velocities on telemetry; 0: none")
+
+
+    def secret(self) -> str | None:
+        """The password, from password or password_file (read when connecting)."""
+        if self.password is not None:
+            return self.password.get_secret_value()
+        if self.password_file is not None:
+            try:
+                return self.password_file.read_text(encoding="utf-8").splitlines()[0]
+            except (OSError, IndexError) as exc:
+                raise ConnectionError(f"mqtt.password_file {self.password_file}: cannot read "
+                                      f"the password ({getattr(exc, 'strerror', None) or 'empty'})"
+                                      ) from None
+        return None
 
 
 class TriggerConfig(_Section):

@@ -37,7 +37,13 @@ from pydantic import BaseModel
 
 from drivers._source import SourceInfo
 
-from ._broker import EmbeddedBroker, parse_mqtt_url, probe_broker, resolve_broker
+from ._broker import (
+    EmbeddedBroker,
+    client_options,
+    parse_mqtt_url,
+    probe_broker,
+    resolve_broker,
+)
 from ._config import MqttConfig
 from ._payloads import (
     CapturePayload,
@@ -153,7 +159,8 @@ class Publisher:
             client = aiomqtt.Client(
                 self.host, self.port, identifier=self.client_id, will=will,
                 keepalive=self.cfg.keepalive_s, timeout=self.cfg.connect_timeout_s,
-                protocol=version, logger=logging.getLogger("hilrig.mqtt.client"))
+                protocol=version, logger=logging.getLogger("hilrig.mqtt.client"),
+                **client_options(self.cfg, self.url))  # type: ignore[arg-type]
             try:
                 await client.__aenter__()
                 break
@@ -369,6 +376,7 @@ async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO = sys.
     host, port = parse_mqtt_url(url)
     topics = Topics(cfg.rig_id)
     client = aiomqtt.Client(host, port, identifier=f"hilrig-monitor-{os.urandom(4).hex()}",
+                            **client_options(cfg, url),  # type: ignore[arg-type]
                             keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
                             logger=logging.getLogger("hilrig.mqtt.client"))
     seen = 0

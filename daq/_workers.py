@@ -24,7 +24,7 @@ from paho.mqtt.properties import Properties
 
 from identify import METHODS, IdentificationResult
 
-from ._broker import parse_mqtt_url
+from ._broker import client_options, parse_mqtt_url
 from ._config import MqttConfig
 from ._jobs import JOB_SHARE, JobPayload
 from ._payloads import ResultPayload, dump_json
@@ -44,7 +44,8 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
     connect.ReceiveMaximum = 1  # one job in flight: the others stay with the broker
     client = aiomqtt.Client(host, port, identifier=f"hilrig-worker-{name}",
                             protocol=aiomqtt.ProtocolVersion.V5, properties=connect,
-                            keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s)
+                            keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
+                            **client_options(cfg, url))  # type: ignore[arg-type]
     # acknowledged when answered, not on receipt (paho's manual ack; aiomqtt < 3 keeps
     # its paho client as _client)
     client._client.manual_ack_set(True)  # noqa: SLF001

@@ -447,9 +447,10 @@ def test_parse_mqtt_url() -> None:
     assert parse_mqtt_url("mqtt://broker.lan") == ("broker.lan", 1883)
     assert parse_mqtt_url("mqtt://127.0.0.1:11883") == ("127.0.0.1", 11883)
     assert parse_mqtt_url("mqtt://[::1]:1884") == ("::1", 1884)
+    assert parse_mqtt_url("mqtts://broker.lan") == ("broker.lan", 8883)  # TLS
 
 
-@pytest.mark.parametrize("url", ["mqtts://broker:8883", "ws://broker:80", "tcp://h:1883",
+@pytest.mark.parametrize("url", ["mqtts://user:pw@broker", "ws://broker:80", "tcp://h:1883",
                                  "127.0.0.1:1883", "mqtt://", "mqtt://h:99999",
                                  "mqtt://h:1883/topic", ""])
 async def test_invalid_url_is_a_clear_error(url: str) -> None:
