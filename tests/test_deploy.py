@@ -1,0 +1,87 @@
+"""What deploy/ ships, checked as far as this machine can: the config validates and
+documents every key, the unit, udev rule and container definition say what a lab needs."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from daq._config import Settings, load_settings
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+
+
+def _keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    out = []
+    for name, field in model.model_fields.items():
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel) and name not in ("rig", "friction"):
+            out += _keys(sub, f"{prefix}{name}.")
+        else:
+            out.append(prefix + name)
+    return out
+
+
+def test_the_example_config_validates_and_documents_every_key():
+    path = DEPLOY / "hilrig.example.toml"
+    settings = load_settings(path)
+    assert settings == load_settings(None)  # the values shown are the defaults
+    text = path.read_text()
+    tomllib.loads(text)
+    missing = [k for k in _keys(Settings)
+               if not re.search(rf"^#?\s*{re.escape(k.split('.')[-1])}\s*=", text, re.M)
+               and f"[{k}]" not in text]  # rig and sim.friction are tables of their own
+    assert missing == []
+
+
+def _unit() -> dict[str, dict[str, list[str]]]:
+    """Section -> key -> every value (systemd keys such as Environment repeat)."""
+    unit: dict[str, dict[str, list[str]]] = {}
+    section = ""
+    for line in (DEPLOY / "hilrig.service").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            section = line.strip("[]")
+            unit[section] = {}
+        else:
+            key, _, value = line.partition("=")
+            unit[section].setdefault(key, []).append(value)
+    return unit
+
+
+def test_the_unit_runs_the_daemon_as_its_user_restarts_it_and_writes_only_the_archive():
+    unit = _unit()
+    service = {k: v[-1] for k, v in unit["Service"].items()}
+    argv = shlex.split(service["ExecStart"])
+    assert argv[0].endswith("/bin/hilrig") and "serve" in argv
+    assert argv[argv.index("--config") + 1] == "/etc/hilrig/hilrig.toml"
+    assert argv[argv.index("--port") + 1] == "/dev/hilrig-bridge"
+    assert service["User"] == "hilrig" and service["Group"] == "dialout"
+    assert service["Restart"] == "on-failure"
+    assert "HILRIG_STORAGE__DIRECTORY=/var/lib/hilrig" in unit["Service"]["Environment"]
+    assert service["ReadWritePaths"] == "/var/lib/hilrig"
+    assert service["ProtectSystem"] == "strict"
+    assert unit["Install"]["WantedBy"] == ["multi-user.target"]
+    assert "dev-hilrig\\x2dbridge.device" in unit["Unit"]["BindsTo"]
+
+
+def test_the_udev_rule_names_the_bridge_the_unit_waits_for():
+    rule = (DEPLOY / "99-hilrig-bridge.rules").read_text()
+    line = next(r for r in rule.splitlines() if r and not r.startswith("#"))
+    assert 'ATTRS{idVendor}=="16c0"' in line and 'ATTRS{idProduct}=="0483"' in line
+    assert 'SYMLINK+="hilrig-bridge"' in line and 'TAG+="systemd"' in line
+
+
+def test_the_container_installs_every_package_and_runs_hilrig():
+    text = (DEPLOY / "Containerfile").read_text()
+    pyproject = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())
+    for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]:
+        assert f"COPY {pattern.rstrip('*')} ./{pattern.rstrip('*')}" in text
+    assert re.search(r'^ENTRYPOINT \["hilrig"\]', text, re.M)
+    assert re.search(r"^USER hilrig", text, re.M)
