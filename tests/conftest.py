@@ -29,3 +29,34 @@ def table3_measurement() -> Measurement:
     counts = free_decay_counts(rig)
     return Measurement(angles=counts * QUANTUM, sample_index=np.arange(counts.shape[0]),
                        rate_hz=10_000.0, rig=rig, resolution_rad=QUANTUM, capture_id="table3")
+
+
+# -- the fault-injection suite: every case says what it injects and what must happen -----
+_FAULTS: list[tuple[str, str, str, str]] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        marker = getattr(report, "_fault", None)
+        if marker is not None:
+            _FAULTS.append((marker[0], marker[1], report.outcome, report.nodeid))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    m = item.get_closest_marker("fault")
+    if m is not None:
+        injected = m.kwargs.get("injected", m.args[0] if m.args else "?")
+        expected = m.kwargs.get("expected", m.args[1] if len(m.args) > 1 else "?")
+        outcome.get_result()._fault = (injected, expected)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _FAULTS:
+        return
+    tr = terminalreporter
+    tr.section(f"fault-injection suite: {len(_FAULTS)} faults")
+    for injected, expected, outcome, nodeid in _FAULTS:
+        tr.write_line(f"{outcome.upper():7} injected: {injected}")
+        tr.write_line(f"        expected: {expected}  [{nodeid.split('::')[-1]}]")

@@ -63,6 +63,8 @@ async def _until(predicate, timeout: float) -> None:
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.fault(injected="bad input: malformed MQTT commands (bad JSON, wrong types, unknown verbs, paths)",
+                   expected="an error reply each, nothing changed")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 async def test_each_command_gets_its_reply_and_malformed_ones_change_nothing(tmp_path):

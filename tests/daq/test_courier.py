@@ -137,6 +137,8 @@ def test_the_outbox_keeps_messages_across_processes_and_ignores_a_known_id(tmp_p
     assert len(again) == 1
 
 
+@pytest.mark.fault(injected="MQTT: Mosquitto stopped while results are published, then started",
+                   expected="results wait in the outbox on disk and all arrive, none twice")
 @pytest.mark.timeout(120)
 async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_path, broker):
     rig = f"outage-{uuid.uuid4().hex[:6]}"
@@ -167,6 +169,8 @@ async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_
     assert len(box) == 0
 
 
+@pytest.mark.fault(injected="MQTT: the service stops while the broker is down",
+                   expected="its undelivered results stay on disk and go out on the next start")
 @pytest.mark.timeout(120)
 async def test_what_a_stopped_service_could_not_send_goes_out_on_its_next_start(tmp_path,
                                                                                 broker):
@@ -187,6 +191,8 @@ async def test_what_a_stopped_service_could_not_send_goes_out_on_its_next_start(
     assert dash.messages[0][1]["msg_id"].startswith("result/c1/grey-box/")
 
 
+@pytest.mark.fault(injected="MQTT: broker restart during a 10-capture session",
+                   expected="acquisition and identification go on; all 10 results delivered, once each in the catalog")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 async def test_a_broker_restart_during_a_ten_capture_session_loses_no_result(tmp_path, broker):

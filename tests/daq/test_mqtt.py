@@ -255,6 +255,8 @@ async def run_will_check(url: str, rig: str, sig: signal.Signals, within_s: floa
         await proc.wait()
 
 
+@pytest.mark.fault(injected="MQTT: the service is killed (SIGKILL)",
+                   expected="the retained status reads offline through the last will")
 @pytest.mark.timeout(30)
 async def test_last_will_leaves_offline_when_killed(mosquitto: str, rig_id: str) -> None:
     await run_will_check(mosquitto, rig_id, signal.SIGKILL, within_s=5)

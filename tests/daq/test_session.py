@@ -169,6 +169,8 @@ def _wait_for(predicate, timeout_s: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.fault(injected="service: kill -9 while capture 3 is recording",
+                   expected="resume: the capture marked interrupted, every planned capture done once, every file opens")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_kill_9_mid_capture_then_resume_completes_every_capture_exactly_once(tmp_path):
@@ -279,6 +281,8 @@ def test_session_stop_from_another_terminal_ends_it_cleanly(tmp_path):
         assert {c.status for c in caps} == {"done"}  # what was under way was finished
 
 
+@pytest.mark.fault(injected="storage: less free space than the plan needs",
+                   expected="suspended, then stopped with the reason; nothing written")
 def test_a_full_disk_suspends_then_stops_the_session_with_a_clear_reason(tmp_path):
     root = tmp_path / "archive"
     plan_file = tmp_path / "plan.toml"
@@ -318,6 +322,8 @@ def test_an_operator_who_never_releases_times_out_and_the_plan_decides(tmp_path)
     assert any(p["state"] == "waiting_for_release" and p["prompt"] for p in progress)
 
 
+@pytest.mark.fault(injected="bad input: a plan with a wrong value",
+                   expected="exit 2, one line naming the key, nothing created")
 def test_a_bad_plan_is_one_line_naming_the_key_and_nothing_is_created(tmp_path):
     plan_file = tmp_path / "plan.toml"
     plan_file.write_text("[session]\ncaptures = -1\n")

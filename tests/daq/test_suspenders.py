@@ -46,6 +46,8 @@ def _runner(tmp_path, source, releaser, plan, events):
                          releaser=releaser, on_event=events.append), cat, sid
 
 
+@pytest.mark.fault(injected="session: the bridge vanishes for 1 s mid-capture",
+                   expected="suspended, then resumed by itself after the settle time; the gap kept")
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_a_vanished_bridge_suspends_the_session_which_resumes_when_it_is_back(tmp_path):
@@ -68,6 +70,8 @@ async def test_a_vanished_bridge_suspends_the_session_which_resumes_when_it_is_b
     assert capture.status == "done" and capture.summary["gaps"] == 1  # the outage, kept
 
 
+@pytest.mark.fault(injected="session: 5 % of frames corrupted for good",
+                   expected="suspended, then stopped at the limit with the reason")
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_a_corrupting_link_suspends_and_stops_the_session_at_the_limit(tmp_path):
@@ -107,6 +111,8 @@ class StuckArm:
             yield SampleBlock(b.first_index, counts, b.host_time)
 
 
+@pytest.mark.fault(injected="session: the arm encoder stops counting",
+                   expected="suspended, no further release, stopped at the limit")
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_a_stuck_encoder_suspends_the_session_and_needs_a_person(tmp_path):

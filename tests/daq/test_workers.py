@@ -26,6 +26,8 @@ def _wait(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.fault(injected="workers: one of two workers killed mid-job",
+                   expected="the job published again; all 20 results, once each")
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_path):

@@ -196,6 +196,8 @@ async def test_device_index_wrap_is_invisible_on_the_host():
 # ----------------------------------------------------------------------- faulty links
 
 
+@pytest.mark.fault(injected="serial: corrupted bytes (bit flips, deleted bytes) on the link",
+                   expected="only the spoiled frames lost, counted exactly, the gaps kept")
 async def test_corrupted_link_loses_exactly_the_spoiled_frames():
     cfg = EmulatorConfig(seed=3, corrupt=0.03, drop=0.03)
     async with FirmwareEmulator(cfg) as emu:
@@ -229,6 +231,8 @@ async def test_corrupted_link_loses_exactly_the_spoiled_frames():
     assert stats.reconnects == 0
 
 
+@pytest.mark.fault(injected="serial: board reset mid-stream (new boot id)",
+                   expected="reconnect and handshake, new identity, a marked gap, no crash")
 async def test_board_reset_is_survived_with_a_new_identity_and_a_marked_gap(caplog):
     caplog.set_level(logging.INFO, logger="hilrig.serial")
     cfg = EmulatorConfig(seed=4, reset_at=1.0)
@@ -266,6 +270,8 @@ async def test_board_reset_is_survived_with_a_new_identity_and_a_marked_gap(capl
                for r in serial_warnings(caplog))
 
 
+@pytest.mark.fault(injected="serial: cable pulled, the port vanishes and comes back",
+                   expected="retried with backoff, the stream resumes behind the stable name")
 async def test_vanished_port_comes_back_behind_its_symlink(tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="hilrig.serial")
     link = tmp_path / "dev" / "ttyEMU"
@@ -296,6 +302,8 @@ async def test_vanished_port_comes_back_behind_its_symlink(tmp_path, caplog):
     assert bridge.stats.device.samples_dropped > 0  # the board's own STATUS says so
 
 
+@pytest.mark.fault(injected="serial: the stream stalls longer than the timeout",
+                   expected="counted stall, reconnect, the stream resumes")
 async def test_stall_longer_than_the_timeout_reconnects_and_resumes():
     cfg = EmulatorConfig(seed=6, stall=(0.5, 1.0))
     async with FirmwareEmulator(cfg) as emu:
@@ -309,6 +317,8 @@ async def test_stall_longer_than_the_timeout_reconnects_and_resumes():
     assert emu.error is None
 
 
+@pytest.mark.fault(injected="serial: the device floods garbage",
+                   expected="counted errors, no crash, never a false sample")
 async def test_garbage_flood_neither_crashes_nor_yields_a_false_sample():
     cfg = EmulatorConfig(seed=7, garbage=(0.5, 2.0))
     async with FirmwareEmulator(cfg) as emu:
@@ -329,6 +339,8 @@ async def test_garbage_flood_neither_crashes_nor_yields_a_false_sample():
 # -------------------------------------------------------------------- version mismatch
 
 
+@pytest.mark.fault(injected="serial: a device of protocol version 2",
+                   expected="one clear line naming both versions, never retried")
 async def test_unknown_protocol_version_is_one_clear_line():
     async with FirmwareEmulator(EmulatorConfig(seed=8, version=2)) as emu:
         with pytest.raises(ProtocolMismatchError) as err:
@@ -340,6 +352,8 @@ async def test_unknown_protocol_version_is_one_clear_line():
     assert "Start" not in emu.record.commands
 
 
+@pytest.mark.fault(injected="serial: a device with another frame layout",
+                   expected="refused with one clear line")
 async def test_foreign_layout_is_refused():
     async with FirmwareEmulator(EmulatorConfig(seed=9, layout_hash=LAYOUT_HASH ^ 1)) as emu:
         with pytest.raises(ProtocolMismatchError) as err:
