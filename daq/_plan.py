@@ -50,6 +50,9 @@ class SessionPlan(BaseModel):
     on_timeout: Literal["continue", "stop"] = "continue"
     max_consecutive_timeouts: int = Field(3, ge=1, le=1000)
     methods: list[str] = Field(default_factory=lambda: ["grey-box"], min_length=1)
+    max_consecutive_failures: int = Field(
+        3, ge=1, le=1000, description="captures failing in a row (file or identification) "
+                                      "that stop the session: a read-only or broken archive")
     min_free_mb: float = Field(
         500.0, ge=0, description="free disk space (MB) the archive needs before each capture")
     settle_s: float = Field(

@@ -93,6 +93,7 @@ class SessionRunner(RigService):
         self._release_at: int | None = None  # sample index of the release request
         self._in_flight = 0
         self._timeouts_in_row = 0
+        self._failures_in_row = 0
         self._stop_reason: str | None = None
         self._stop_polled = 0.0
         self._suspended: dict[str, str] = {}  # why no release may happen now, by kind
@@ -396,6 +397,7 @@ class SessionRunner(RigService):
 
     def _capture_identified(self, outcome: CaptureOutcome) -> None:
         self.catalog.update_capture(outcome.capture_id, status="done", ended_utc=utc_now())
+        self._failures_in_row = 0
         self._one_less(outcome)
 
     def _capture_failed(self, outcome: CaptureOutcome) -> None:
@@ -403,6 +405,11 @@ class SessionRunner(RigService):
                                     ended_utc=utc_now())
         self.catalog.add_error(outcome.error or "failed", session_id=self.session_id,
                                capture_id=outcome.capture_id)
+        self._failures_in_row += 1
+        if (self._failures_in_row >= self.plan.max_consecutive_failures
+                and self._stop_reason is None):
+            self._stop(f"{self._failures_in_row} captures failed in a row; the last: "
+                       f"{outcome.error}")
         self._one_less(outcome)
 
     def _one_less(self, outcome: CaptureOutcome) -> None:

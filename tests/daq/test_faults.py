@@ -173,3 +173,30 @@ def test_any_config_file_loads_or_is_one_line_naming_the_file(tmp_path, text):
         load_settings(path)
     except ConfigError as exc:
         assert str(exc).startswith(f"{path}: ") and "\n" not in str(exc)
+
+
+@pytest.mark.fault(injected="storage: a read-only archive (every capture write fails, EROFS)",
+                   expected="each capture failed with the reason, the session stopped after "
+                            "max_consecutive_failures, nothing under a final name")
+@pytest.mark.timeout(300)
+def test_a_read_only_archive_stops_the_session_instead_of_failing_all_night(tmp_path,
+                                                                            monkeypatch):
+    def read_only(path: Path) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(capture_file, "_fsync_path", read_only)
+    s = load_settings(None, storage={"directory": str(tmp_path)})
+    plan = SessionPlan(captures=20, poses_deg=[POSE], paced=False, max_consecutive_failures=2)
+    with Catalog.open(tmp_path) as cat:
+        sid = new_session_id()
+        cat.add_session(sid, plan.model_dump_json())
+        rig = SimulatedRig(rig=s.rig, friction=s.sim.friction, pose_deg=POSE, paced=False,
+                           auto_release=False)
+        asyncio.run(SessionRunner(s, rig, None, plan=plan, catalog=cat, session_id=sid,
+                                  releaser=SimReleaser(rig, plan.hold_s)).run())
+        row = cat.session(sid)
+        assert row.status == "stopped" and row.reason.startswith("2 captures failed in a row")
+        assert "Read-only file system" in row.reason
+        caps = cat.captures(sid)
+        assert 2 <= len(caps) <= 3 and {c.status for c in caps} == {"failed"}
+    assert list(tmp_path.rglob("*.h5")) == [] and list(tmp_path.rglob("*.partial-*")) == []
