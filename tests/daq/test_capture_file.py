@@ -197,6 +197,8 @@ def test_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["c.h5"]
 
 
+@pytest.mark.fault(injected="storage: a crash in the middle of a capture write",
+                   expected="no file under the final name, no partial left")
 @pytest.mark.parametrize("exc_type", [RuntimeError, KeyboardInterrupt])
 def test_crash_mid_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         exc_type: type[BaseException]) -> None:
@@ -323,6 +325,8 @@ def test_writers_insist_on_a_readable_suffix(tmp_path: Path, writer: Callable[..
 # ------------------------------------------------------------------ bad HDF5 files
 
 
+@pytest.mark.fault(injected="bad input: a truncated HDF5 capture",
+                   expected="one line naming the file, nothing crashed")
 def test_truncated_h5_is_a_capture_file_error(tmp_path: Path) -> None:
     path = write_capture_h5(tmp_path / "c.h5", make_capture())
     data = path.read_bytes()
@@ -331,6 +335,8 @@ def test_truncated_h5_is_a_capture_file_error(tmp_path: Path) -> None:
         read_capture(path)
 
 
+@pytest.mark.fault(injected="bad input: flipped bits in a capture's counts",
+                   expected="the checksum catches it: one line naming the file")
 def test_corrupted_counts_are_detected(tmp_path: Path) -> None:
     path = write_capture_h5(tmp_path / "c.h5", make_capture())
     with h5py.File(path) as f:
@@ -503,6 +509,8 @@ def test_hand_written_csv_is_tolerated(tmp_path: Path) -> None:
     (_rows()[:4] + ["0.0045,0.1,0.2"] + _rows()[6:], "t,theta0,theta1",
      r"line 7: time step 0.0015 s is not a whole multiple"),
 ])
+@pytest.mark.fault(injected="bad input: CSV with NaN, unordered or repeated time, one joint, text",
+                   expected="one line naming the file, the line and the problem")
 def test_bad_csv_names_file_line_and_problem(tmp_path: Path, rows: list[str], header: str,
                                              message: str) -> None:
     path = tmp_path / "c.csv"
@@ -553,6 +561,8 @@ def test_fallback_parser_reads_what_loadtxt_reads(tmp_path: Path) -> None:
     assert a.sample_rate_hz == b.sample_rate_hz
 
 
+@pytest.mark.fault(injected="bad input: huge CSV files",
+                   expected="refused at the limit with one line, bounded memory")
 def test_csv_size_limits(tmp_path: Path) -> None:
     path = tmp_path / "c.csv"
     path.write_text(_csv(_rows(30)))
@@ -590,6 +600,8 @@ def test_arbitrary_text_parses_or_raises_capture_file_error(tmp_path: Path, text
     _parses_or_capture_file_error(path)
 
 
+@pytest.mark.fault(injected="bad input: arbitrary bytes as a capture file (hypothesis)",
+                   expected="a capture or a CaptureFileError, never another exception")
 @_FUZZ
 @given(data=st.binary())
 def test_arbitrary_bytes_parse_or_raise_capture_file_error(tmp_path: Path, data: bytes) -> None:
