@@ -191,7 +191,7 @@ async def test_what_a_stopped_service_could_not_send_goes_out_on_its_next_start(
     assert dash.messages[0][1]["msg_id"].startswith("result/c1/grey-box/")
 
 
-@pytest.mark.fault(injected="MQTT: broker restart during a 10-capture session",
+@pytest.mark.fault(injected="MQTT: broker stopped 30 s during a 10-capture session, then started",
                    expected="acquisition and identification go on; all 10 results delivered, once each in the catalog")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
