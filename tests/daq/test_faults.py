@@ -31,6 +31,18 @@ POSE = (0.0, 30.0)
 HILRIG = [sys.executable, "-m", "daq.cli"]
 
 
+def _simulated_session(root: Path, cat: Catalog, plan: SessionPlan) -> str:
+    """Run a session of the simulated rig in this process; returns its id."""
+    s = load_settings(None, storage={"directory": str(root)})
+    sid = new_session_id()
+    cat.add_session(sid, plan.model_dump_json())
+    rig = SimulatedRig(rig=s.rig, friction=s.sim.friction, pose_deg=plan.pose(1),
+                       paced=plan.paced, auto_release=False)
+    asyncio.run(SessionRunner(s, rig, None, plan=plan, catalog=cat, session_id=sid,
+                              releaser=SimReleaser(rig, plan.hold_s)).run())
+    return sid
+
+
 @pytest.mark.fault(injected="storage: ENOSPC while the first capture file is written",
                    expected="that capture failed with a clear error, no file under its "
                             "final name, the next capture archived, the catalog consistent")
@@ -46,17 +58,9 @@ def test_a_full_disk_during_a_capture_write_fails_that_capture_cleanly(tmp_path,
         real(path)
 
     monkeypatch.setattr(capture_file, "_fsync_path", full_disk_once)
-    s = load_settings(None, storage={"directory": str(tmp_path)})
-    plan = SessionPlan(captures=2, poses_deg=[POSE], paced=False)
-    events: list[str] = []
     with Catalog.open(tmp_path) as cat:
-        sid = new_session_id()
-        cat.add_session(sid, plan.model_dump_json())
-        rig = SimulatedRig(rig=s.rig, friction=s.sim.friction, pose_deg=POSE, paced=False,
-                           auto_release=False)
-        asyncio.run(SessionRunner(s, rig, None, plan=plan, catalog=cat, session_id=sid,
-                                  releaser=SimReleaser(rig, plan.hold_s),
-                                  on_event=events.append).run())
+        sid = _simulated_session(tmp_path, cat, SessionPlan(captures=2, poses_deg=[POSE],
+                                                            paced=False))
         caps = cat.captures(sid)
         assert [(c.seq, c.status) for c in caps] == [(1, "failed"), (2, "done")]
         assert "capture file not written" in caps[0].error and "No space left" in caps[0].error
@@ -185,15 +189,9 @@ def test_a_read_only_archive_stops_the_session_instead_of_failing_all_night(tmp_
         raise OSError(errno.EROFS, "Read-only file system", str(path))
 
     monkeypatch.setattr(capture_file, "_fsync_path", read_only)
-    s = load_settings(None, storage={"directory": str(tmp_path)})
-    plan = SessionPlan(captures=20, poses_deg=[POSE], paced=False, max_consecutive_failures=2)
     with Catalog.open(tmp_path) as cat:
-        sid = new_session_id()
-        cat.add_session(sid, plan.model_dump_json())
-        rig = SimulatedRig(rig=s.rig, friction=s.sim.friction, pose_deg=POSE, paced=False,
-                           auto_release=False)
-        asyncio.run(SessionRunner(s, rig, None, plan=plan, catalog=cat, session_id=sid,
-                                  releaser=SimReleaser(rig, plan.hold_s)).run())
+        sid = _simulated_session(tmp_path, cat, SessionPlan(
+            captures=20, poses_deg=[POSE], paced=False, max_consecutive_failures=2))
         row = cat.session(sid)
         assert row.status == "stopped" and row.reason.startswith("2 captures failed in a row")
         assert "Read-only file system" in row.reason
