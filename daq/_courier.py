@@ -86,6 +86,7 @@ class Courier:
         self._replies: deque[tuple[str, bytes, bytes | None]] = deque(maxlen=1000)
         self._running: set[asyncio.Task[None]] = set()
         self._telemetry: deque[dict[str, Any]] = deque(maxlen=telemetry_queue)
+        self._new_durable = False  # put since the outbox was last read
         self.telemetry_dropped = 0
         self.delivered = 0
         self.reconnects = 0
@@ -128,6 +129,7 @@ class Courier:
 
     def _durable(self, msg_id: str, topic: str, payload: bytes, retain: bool = False) -> None:
         self.outbox.put(msg_id, topic, payload, retain=retain)
+        self._new_durable = True
         self._wake.set()
 
     async def publish_result(self, capture_id: str, method: str,
@@ -278,6 +280,7 @@ class Courier:
                     raise _Lost(f"no ack for {topic}")
                 if self._latest.get(topic, (None,))[0] is payload:
                     del self._latest[topic]  # unless superseded meanwhile
+            self._new_durable = False  # whatever is put from here on is fetched next pass
             rows = self.outbox.pending(100)
             for row in rows:
                 if not await pub.send(row.topic, row.payload, retain=row.retain):
@@ -292,7 +295,7 @@ class Courier:
                     {**body, "dropped": self.telemetry_dropped})
                 if not await pub.send(topic, payload, retain=False, qos=0):
                     raise _Lost(f"cannot send {topic}")
-                if self._latest or self.outbox.pending(1):
+                if self._latest or self._new_durable:
                     break  # what must not be lost goes first
             if rows or self._latest or self._replies:
                 continue

@@ -149,7 +149,8 @@ async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_
     async with Courier(cfg, box, backoff=(1.0, 2.0)) as courier:
         for k in range(3):
             await courier.publish_result(f"c{k}", "grey-box", _result(f"c{k}"))
-        await _until(lambda: len(dash.messages) == 3, 20, "3 results before the outage")
+        await _until(lambda: len(dash.messages) == 3 and courier.pending == 0, 20,
+                     "3 results (and result/latest) delivered before the outage")
         broker.stop()
         await _until(lambda: not dash.connected.is_set(), 10, "the dashboard to notice")
         for k in range(3, 8):
