@@ -31,6 +31,10 @@ class Releaser(Protocol):
         """The rig rests at the pose and the trigger watches from sample `index`."""
         ...
 
+    def tick(self, index: int, rate_hz: float) -> None:
+        """Called with every block while a release is awaited (`index`: the next sample)."""
+        ...
+
     async def release_now(self) -> int | None:
         """Let go at once (a command); the release's sample index when known."""
         ...
@@ -55,6 +59,9 @@ class SimReleaser:
     def armed(self, index: int) -> None:
         pass
 
+    def tick(self, index: int, rate_hz: float) -> None:
+        pass
+
     async def release_now(self) -> int | None:
         self.rig.release()
         return None
@@ -72,6 +79,9 @@ class OperatorReleaser:
                 f"{pose_deg[1]:g} deg, hold it still, then let go")
 
     def armed(self, index: int) -> None:
+        pass
+
+    def tick(self, index: int, rate_hz: float) -> None:
         pass
 
     async def release_now(self) -> int | None:
@@ -96,6 +106,7 @@ class LatchReleaser:
         self.hold_s = float(hold_s)
         self.pulse_ms = int(pulse_ms)
         self._due = False
+        self._armed_at: int | None = None  # where the rig came to rest at the pose
         self._index: int | None = None
         self._task: asyncio.Task[None] | None = None
         self.error: str | None = None
@@ -107,18 +118,22 @@ class LatchReleaser:
 
     def armed(self, index: int) -> None:
         if self._due:
-            self._due = False
+            self._armed_at = index
+
+    def tick(self, index: int, rate_hz: float) -> None:
+        # hold_s counted in samples: the same on a real board and on an unpaced emulator
+        if self._armed_at is not None and index - self._armed_at >= self.hold_s * rate_hz:
+            self._due, self._armed_at = False, None
             self._task = asyncio.get_running_loop().create_task(self._open())
 
     async def release_now(self) -> int | None:
-        self._due = False
+        self._due, self._armed_at = False, None
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._index = await self.bridge.release(self.pulse_ms)
         return self._index
 
     async def _open(self) -> None:
-        await asyncio.sleep(self.hold_s)
         try:
             self._index = await self.bridge.release(self.pulse_ms)
         except (SerialBridgeError, TimeoutError) as exc:

@@ -219,9 +219,10 @@ class SessionRunner(RigService):
                 self.on_event(prompt)
                 self._tell_progress("waiting_for_release", prompt=prompt)
             return True
-        if (self._release_at is not None
-                and end_index - self._release_at > self.plan.capture_timeout_s * self.rate):
-            return self._timed_out()
+        if self._release_at is not None:
+            self.releaser.tick(end_index, self.rate)
+            if end_index - self._release_at > self.plan.capture_timeout_s * self.rate:
+                return self._timed_out()
         return True
 
     def _stop(self, reason: str) -> None:
