@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ._payloads import Envelope
 
@@ -111,9 +111,3 @@ def result_from_message(payload: bytes) -> tuple[str | None, dict[str, Any]]:
     for key in ("rig_id", "time", "msg_id", "job_id", "worker"):
         body.pop(key, None)
     return job_id, body
-
-
-class WorkerInfo(BaseModel):
-    """Who computed a result (added to results from workers)."""
-
-    worker: str
