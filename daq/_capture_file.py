@@ -47,6 +47,7 @@ from drivers import SourceInfo
 from identify import RigParams
 
 from ._version import SOFTWARE_VERSION
+from ._errors import first_error
 
 FORMAT_NAME = "hilrig-capture"
 FORMAT_VERSION = 1
@@ -345,9 +346,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _pydantic_msg(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    return f"{where}: {err['msg']}"
+    return first_error(exc, "(top level)")
 
 
 def read_capture_h5(path: str | os.PathLike[str]) -> Capture:

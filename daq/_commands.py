@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from identify import METHODS
 
+from ._errors import first_error, one_line
+
 __all__ = ["COMMANDS", "CommandRefused", "CommandRouter", "Request", "send_command"]
 
 
@@ -67,13 +69,6 @@ COMMANDS: dict[str, type[Request]] = {
 Handler = Callable[[Any], Awaitable[dict[str, Any] | None]]
 
 
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "request"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{where}: {msg}"
-
-
 class CommandRouter:
     """Verb -> async handler; `handle` turns any request into (reply fields)."""
 
@@ -115,6 +110,13 @@ class CommandRouter:
     async def handle(self, verb: str, data: dict[str, Any] | None, error: str | None
                      ) -> dict[str, Any]:
         """The reply's fields: verb, ok, error or result, correlation_id."""
+        reply = await self._handle(verb, data, error)
+        if "error" in reply:
+            reply["error"] = one_line(reply["error"])
+        return reply
+
+    async def _handle(self, verb: str, data: dict[str, Any] | None, error: str | None
+                      ) -> dict[str, Any]:
         correlation = (data or {}).get("correlation_id")
         correlation = correlation if isinstance(correlation, str) else None
         reply: dict[str, Any] = {"verb": verb, "ok": False, "correlation_id": correlation}
@@ -126,7 +128,7 @@ class CommandRouter:
         try:
             request = model.model_validate(data)
         except ValidationError as exc:
-            return {**reply, "error": _first_error(exc)}
+            return {**reply, "error": first_error(exc, "request")}
         handler = self._handlers.get(verb)
         if handler is None:
             return {**reply, "error": f"{verb}: not available in this service"}

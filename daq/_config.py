@@ -19,6 +19,8 @@ from pydantic_settings import (
 
 from identify import TABLE_III_TRUTH, FrictionParams, RigParams
 
+from ._errors import first_error
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -171,9 +173,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise ConfigError(f"{path or 'settings'}: {where}: {err['msg']}{more}") from None
+        raise ConfigError(f"{path or 'settings'}: {first_error(exc, '(top level)')}{more}"
+                          ) from None
     finally:
         _TOML_DATA.reset(token)

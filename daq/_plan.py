@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from identify import METHODS
 
+from ._errors import first_error
+
 __all__ = ["PlanError", "SessionPlan", "load_plan"]
 
 
@@ -104,9 +106,7 @@ class SessionPlan(BaseModel):
 
 
 def _one_line(exc: ValidationError, where: str) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"]) or "plan"
-    return f"{where}: {loc}: {err['msg']}"
+    return f"{where}: {first_error(exc, 'plan')}"
 
 
 def parse_plan(data: dict[str, object], where: str) -> SessionPlan:

@@ -31,6 +31,7 @@ from ._capture_file import (
     write_capture_h5,
 )
 from ._config import ConfigError, Settings, load_settings
+from ._errors import first_error
 from ._convert import measurement_from_capture
 from ._progress import ProgressBar
 from ._session_cli import ERRORS as SESSION_ERRORS
@@ -72,8 +73,8 @@ def _friction_arg(text: str) -> FrictionParams:
         return FrictionParams(**values)
     except ValidationError as exc:  # name the parameter and the rule it breaks
         err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"]) or "(parameters)"
-        raise UsageError(f"--friction: {where}: {err['msg']}, got {err.get('input')!r}") from None
+        raise UsageError(f"--friction: {first_error(exc, '(parameters)')}, "
+                         f"got {err.get('input')!r}") from None
 
 
 def _settings(args: argparse.Namespace) -> Settings:

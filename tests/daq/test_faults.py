@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import daq._capture_file as capture_file
@@ -104,7 +104,10 @@ def test_kill_9_around_capture_writes_never_leaves_a_corrupt_file(tmp_path):
     assert kills >= 3
     done = subprocess.run([*HILRIG, "session", "resume"], env=env, capture_output=True,
                           text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    # An unpaced run can finish more than one capture between a release and its kill, so
+    # the session may already be complete: resume then says so and changes nothing.
+    assert done.returncode == 0 or "is complete; nothing to resume" in done.stderr, \
+        done.stdout[-3000:] + done.stderr[-2000:]
     with Catalog.open(root, create=False) as cat:
         sid = cat.latest_session().session_id
         caps = cat.captures(sid)
@@ -133,6 +136,8 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 @settings(max_examples=300, deadline=None)
 @given(verb=st.sampled_from([*COMMANDS, "fly", "", "session/x", "identify/../x"]),
        payload=st.binary(max_size=200) | json_values.map(lambda v: json.dumps(v).encode()))
+@example(verb="arm", payload=b'{"\\n": null}')  # a field name holding a newline (found by CI)
+@example(verb="identify", payload=b'{"method": "uas", "x\\u2028\\ry": 1}')
 def test_any_command_gets_a_reply_and_malformed_ones_run_nothing(verb, payload):
     router = CommandRouter("rig1")
     ran: list[str] = []
@@ -147,19 +152,19 @@ def test_any_command_gets_a_reply_and_malformed_ones_run_nothing(verb, payload):
     reply = asyncio.run(router.handle(parsed_verb, data, error))
     assert set(reply) >= {"verb", "ok", "correlation_id"}
     if not reply["ok"]:
-        assert ran == [] and reply["error"] and "\n" not in reply["error"]
+        assert ran == [] and len(reply["error"].splitlines()) == 1
 
 
 @pytest.mark.fault(injected="bad input: arbitrary session plans",
                    expected="a valid plan or a one-line PlanError naming the key")
 @settings(max_examples=300, deadline=None)
-@given(plan=st.dictionaries(st.sampled_from([*SessionPlan.model_fields, "nonsense"]),
+@given(plan=st.dictionaries(st.sampled_from([*SessionPlan.model_fields, "nonsense", "two\nlines"]),
                             json_values, max_size=5))
 def test_any_plan_is_valid_or_one_line_naming_the_problem(plan):
     try:
         parse_plan(plan, "plan.toml")
     except PlanError as exc:
-        assert str(exc).startswith("plan.toml: ") and "\n" not in str(exc)
+        assert str(exc).startswith("plan.toml: ") and len(str(exc).splitlines()) == 1
 
 
 @pytest.mark.fault(injected="bad input: arbitrary config files (TOML text, wrong types, "
@@ -170,13 +175,15 @@ def test_any_plan_is_valid_or_one_line_naming_the_problem(plan):
 @given(text=st.text(max_size=200) | st.sampled_from([
     "sample_rate_hz = -5", "[mqtt]\nkeepalive_s = 'x'", "unknown = 1", "[ring]\nseconds = 1",
     "[trigger]\nhold_s = inf", "[mqtt]\nurl = 5", "[storage]\ndirectory = []"]))
+@example(text='"two\\nlines" = 1')  # TOML keys may hold any character
+@example(text='[mqtt]\n"a\\u2028b" = 1')
 def test_any_config_file_loads_or_is_one_line_naming_the_file(tmp_path, text):
     path = tmp_path / "bad.toml"
     path.write_text(text, encoding="utf-8")
     try:
         load_settings(path)
     except ConfigError as exc:
-        assert str(exc).startswith(f"{path}: ") and "\n" not in str(exc)
+        assert str(exc).startswith(f"{path}: ") and len(str(exc).splitlines()) == 1
 
 
 @pytest.mark.fault(injected="storage: a read-only archive (every capture write fails, EROFS)",
