@@ -135,13 +135,15 @@ def parameter_estimates(oe: OEFit, free: list[int], fixed: dict[int, str] | None
         j = free.index(k)
         val = float(oe.params[k])
         half = 1.96 * float(log_std[j])
+        # A capture with almost no motion leaves log_std huge: exp() of it must not overflow.
+        spread = math.exp(min(half, 700.0)) if math.isfinite(half) else math.inf
         lo_b, hi_b = LOG_BOUNDS[k]
         ci = None
         if math.isfinite(half):
-            ci = (max(val * math.exp(-half), lo_b), min(val * math.exp(half), hi_b))
+            ci = (max(val / spread, lo_b), min(val * spread, hi_b))
         at_bound = val <= lo_b * (1 + 1e-6) or val >= hi_b * (1 - 1e-6)
-        ok = math.isfinite(half) and math.exp(half) < UNIDENTIFIABLE_FACTOR and not at_bound
-        weak_stribeck = k in STRIBECK and ok and math.exp(half) > STRIBECK_MAX_FACTOR
+        ok = spread < UNIDENTIFIABLE_FACTOR and not at_bound
+        weak_stribeck = k in STRIBECK and ok and spread > STRIBECK_MAX_FACTOR
         note = ""
         if name.startswith("mu_v"):
             note = "coefficient of the viscous term with tanh(4 Fn/Fn_t) = 1"
@@ -156,7 +158,7 @@ def parameter_estimates(oe: OEFit, free: list[int], fixed: dict[int, str] | None
         elif weak_stribeck:
             params[name] = ParameterEstimate(
                 value=None, ci95=ci, identifiable=False, assumed=val,
-                note=(f"not identifiable with confidence: the Wald interval spans x{math.exp(half):.2f} and "
+                note=(f"not identifiable with confidence: the Wald interval spans x{spread:.2f} and "
                       "mu_s, omega_t trade off along a curved valley with near-equal minima; "
                       "the output-error method gives its profile-likelihood interval"))
         elif not ok:

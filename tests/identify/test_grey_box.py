@@ -91,3 +91,23 @@ def test_a_gap_in_the_data_is_not_differentiated_across(table3_measurement):
 def test_unknown_method_is_a_clear_error(table3_measurement):
     with pytest.raises(ValueError, match="unknown identification method 'nope'"):
         identify(table3_measurement, method="nope")
+
+
+def test_a_parameter_the_data_cannot_pin_is_reported_not_overflowed():
+    # An almost motionless capture leaves some log-parameter standard deviations in the
+    # hundreds; exp() of such a width once raised "math range error" mid-session.
+    from identify._grey_box import FREE, parameter_estimates
+    from identify._output_error import OEFit
+
+    n = len(FREE)
+    log_var = np.full(n, 1e-6)
+    log_var[0] = 500.0**2  # a 95 % half-width of 980 in log space
+    oe = OEFit(params=TABLE_III_TRUTH.as_array(), free=list(FREE), z=np.zeros(n),
+               cov_z=np.diag(log_var), x0=np.zeros(4), t0=0.0, residual_rms=np.zeros(2),
+               inflation=1.0, nfev=1, success=True, message="")
+    est = parameter_estimates(oe, list(FREE))
+    wide = est[PARAM_NAMES[FREE[0]]]
+    assert not wide.identifiable and wide.value is None
+    assert "not identifiable" in wide.note
+    narrow = est[PARAM_NAMES[FREE[1]]]
+    assert narrow.identifiable and narrow.ci95[0] < narrow.value < narrow.ci95[1]
