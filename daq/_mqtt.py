@@ -113,6 +113,11 @@ class Topics:
 
 
 
+# Brokers (by url) that refused v5 in this process: reconnects go straight to 3.1.1
+# instead of waiting connect_timeout_s for a v5 CONNACK that never comes.
+_V311_ONLY: set[str] = set()
+
+
 class Publisher:
     """One MQTT connection publishing one rig's status, captures and results.
 
@@ -153,8 +158,8 @@ class Publisher:
         will = (aiomqtt.Will(self.topics.status, self._status("offline").to_json(),
                              qos=1, retain=True) if self.announce else None)
         client = None
-        versions = ([aiomqtt.ProtocolVersion.V5] if self.protocol5 else []) + [
-            aiomqtt.ProtocolVersion.V311]
+        v5 = self.protocol5 and self.url not in _V311_ONLY
+        versions = ([aiomqtt.ProtocolVersion.V5] if v5 else []) + [aiomqtt.ProtocolVersion.V311]
         for version in versions:
             client = aiomqtt.Client(
                 self.host, self.port, identifier=self.client_id, will=will,
@@ -171,7 +176,9 @@ class Publisher:
                 if version is aiomqtt.ProtocolVersion.V5 and not down:
                     log.info("broker at %s did not take MQTT v5 (%s); trying 3.1.1", self.url,
                              exc)
+                    _V311_ONLY.add(self.url)
                     continue
+                _V311_ONLY.discard(self.url)  # next time, ask for v5 again: it may be another broker
                 raise ConnectionError(f"cannot connect to MQTT broker at {self.url} "
                                       f"as {self.client_id!r}: {exc}") from None
         self.version = version

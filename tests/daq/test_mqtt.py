@@ -277,6 +277,21 @@ async def test_last_will_on_embedded_broker() -> None:
 
 
 @pytest.mark.timeout(30)
+async def test_a_broker_that_refused_v5_is_asked_for_3_1_1_straight_away(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The embedded broker speaks 3.1.1 only; a v5 attempt costs connect_timeout_s, so only
+    # the first connection of a process to it should make one.
+    caplog.set_level(logging.INFO, logger="hilrig.mqtt")
+    async with EmbeddedBroker() as broker:
+        cfg = MqttConfig(url=broker.url, rig_id=f"test-{uuid.uuid4().hex[:12]}",
+                         connect_timeout_s=1.0)
+        for _ in range(3):
+            async with Publisher(cfg, announce=False) as pub:
+                assert not pub.is_v5
+    assert sum("did not take MQTT v5" in r.message for r in caplog.records) == 1
+
+
+@pytest.mark.timeout(30)
 async def test_monitor_prints_status_capture_and_result(mosquitto: str, rig_id: str) -> None:
     cfg = MqttConfig(url=mosquitto, rig_id=rig_id)
     out = io.StringIO()

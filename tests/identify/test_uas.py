@@ -53,9 +53,12 @@ def test_closed_form_agrees_with_the_power_series_for_small_t(t):
 
 
 def test_vectorised_and_compiled_versions_agree():
+    # numpy's (SIMD, CPU-dependent) exp and cos and the compiled libm ones may differ by
+    # an ulp; the bound is a few ulp of the terms' magnitudes, which also covers the zeros.
     t = np.linspace(-20.0, 60.0, 801)
     ref = mittag_leffler_3(t)
-    assert np.array_equal(ref, np.array([ml3_scalar(x) for x in t]))
+    scale = np.exp(-t) / 3.0 + 2.0 / 3.0 * np.exp(0.5 * t)
+    assert np.all(np.abs(ref - np.array([ml3_scalar(x) for x in t])) <= 8e-16 * scale)
 
 
 def test_nussbaum_gain_is_e3_at_minus_lambda_k_cubed():
