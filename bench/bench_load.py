@@ -7,7 +7,8 @@ broker at --url. The rigs release again and again from (0, 30) deg (20 s decays)
 
 Reported: samples received against the samples the rigs' clocks produced (lost and
 late), captures and results, the service process's CPU (percent of one core, without
-the identification processes) and its resident memory at the start and the end.
+the identification processes) and its resident memory: each minute, and its growth in
+the second half of the run against the first (a leak keeps growing; filling rings level off).
 
     python bench/bench_load.py [--rigs 4] [--seconds 300] [--url mqtt://127.0.0.1:1883]
 """
@@ -44,7 +45,13 @@ async def run(n_rigs: int, seconds: float, url: str, root: Path) -> None:
         services.append(RigService(s, src, courier))
     rss0, cpu0, t0 = rss_mb(), time.process_time(), time.monotonic()
     tasks = [asyncio.create_task(svc.run()) for svc in services]
-    await asyncio.sleep(seconds)
+    rss_series = []  # (elapsed s, RSS MB) each minute: does memory level off?
+    while (left := seconds - (time.monotonic() - t0)) > 0:
+        await asyncio.sleep(min(60.0, left))
+        elapsed = time.monotonic() - t0
+        rss_series.append((elapsed, rss_mb()))
+        done = sum(len(svc.report.outcomes) for svc in services)
+        print(f"  {elapsed:5.0f} s: RSS {rss_series[-1][1]:.0f} MB, {done} captures", flush=True)
     wall = time.monotonic() - t0
     cpu = time.process_time() - cpu0
     for src in sources:
@@ -65,6 +72,12 @@ async def run(n_rigs: int, seconds: float, url: str, root: Path) -> None:
               f"telemetry dropped {couriers[k].telemetry_dropped}")
     print(f"  service process CPU {100 * cpu / wall:.1f} % of one core; RSS {rss0:.0f} MB at "
           f"start, {rss_mb():.0f} MB at the end")
+    if len(rss_series) >= 4:  # growth over the second half against the first
+        half = len(rss_series) // 2
+        first = rss_series[half - 1][1] - rss0
+        second = rss_series[-1][1] - rss_series[half - 1][1]
+        print(f"  RSS growth: {first:+.0f} MB in the first {rss_series[half - 1][0]:.0f} s, "
+              f"{second:+.0f} MB in the {rss_series[-1][0] - rss_series[half - 1][0]:.0f} s after")
 
 
 def main() -> None:

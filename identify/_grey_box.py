@@ -26,12 +26,7 @@ from ._model import simulate_from
 from ._output_error import LOG_BOUNDS, Experiment, InitialState, OEFit, fit_output_error
 from ._regression import JointRegression, regression_estimate
 from ._release import Release, find_release
-from ._result import (
-    IdentificationResult,
-    ParameterEstimate,
-    fit_percent,
-    normalized_compute_time,
-)
+from ._result import IdentificationResult, ParameterEstimate, fit_percent
 from ._rig import PARAM_NAMES
 
 METHOD = "grey-box"
@@ -199,18 +194,9 @@ def build_result(method: str, p: Prepared, oe: OEFit, free: list[int], elapsed: 
         "mean_substeps": oe.extras.get("substep_mean"),
     }
     diagnostics.update(extra or {})
-    return IdentificationResult(
-        method=method,
-        capture_id=m.capture_id,
-        parameters=parameters or parameter_estimates(oe, free),
-        fit_percent=capture_fit(m, oe),
-        compute_seconds=elapsed,
-        normalized_compute_time=normalized_compute_time(elapsed, m.duration_s, m.rate_hz),
-        capture_seconds=m.duration_s,
-        sample_rate_hz=m.rate_hz,
-        samples=int(m.angles.shape[0]),
-        lost_samples=m.lost_samples,
-        tilt_deg=m.rig.tilt_deg,
+    return IdentificationResult.of_measurement(
+        m, method=method, parameters=parameters or parameter_estimates(oe, free),
+        fit_percent=capture_fit(m, oe), compute_seconds=elapsed,
         diagnostics=diagnostics,
     )
 

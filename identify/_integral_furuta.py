@@ -31,7 +31,7 @@ from ._integral_core import integral_identify
 from ._integral_sim import simulate_piecewise
 from ._measurement import Measurement
 from ._release import find_release
-from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
+from ._result import IdentificationResult, ParameterEstimate, fit_percent
 from ._rig import PARAM_NAMES
 
 METHOD = "integral"
@@ -143,18 +143,9 @@ def identify_integral(m: Measurement, progress: Callable[[float, str], None] | N
     report(1.0, "done")
     params = {n: ParameterEstimate(value=None, ci95=None, identifiable=False, note=NOTE)
               for n in PARAM_NAMES}
-    return IdentificationResult(
-        method=METHOD,
-        capture_id=m.capture_id,
-        parameters=params,
-        fit_percent=fits,
-        compute_seconds=elapsed,
-        normalized_compute_time=normalized_compute_time(elapsed, m.duration_s, m.rate_hz),
-        capture_seconds=m.duration_s,
-        sample_rate_hz=m.rate_hz,
-        samples=int(m.angles.shape[0]),
-        lost_samples=m.lost_samples,
-        tilt_deg=m.rig.tilt_deg,
+    return IdentificationResult.of_measurement(
+        m, method=METHOD, parameters=params,
+        fit_percent=fits, compute_seconds=elapsed,
         diagnostics={
             "model": "theta'' + c_i theta' + k_i (theta - theta_eq,i) = 0 per joint, "
                      "decoupled; c_i, k_i > 0; C0 continuity at the joins (seed 004)",

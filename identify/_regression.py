@@ -71,7 +71,7 @@ from ._least_squares import (
 from ._measurement import Measurement
 from ._model import inverse_dynamics
 from ._release import find_release
-from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
+from ._result import IdentificationResult, ParameterEstimate, fit_percent
 from ._rig import PARAM_NAMES, RigParams
 
 Progress = Callable[[float, str], None]
@@ -298,18 +298,9 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     def clean(x: float) -> float | None:
         return float(x) if math.isfinite(x) else None
 
-    return IdentificationResult(
-        method=METHOD,
-        capture_id=m.capture_id,
-        parameters=params,
-        fit_percent={"arm": float(fitp[0]), "pendulum": float(fitp[1])},
-        compute_seconds=elapsed,
-        normalized_compute_time=normalized_compute_time(elapsed, m.duration_s, m.rate_hz),
-        capture_seconds=m.duration_s,
-        sample_rate_hz=m.rate_hz,
-        samples=int(m.angles.shape[0]),
-        lost_samples=m.lost_samples,
-        tilt_deg=m.rig.tilt_deg,
+    return IdentificationResult.of_measurement(
+        m, method=METHOD, parameters=params,
+        fit_percent={"arm": float(fitp[0]), "pendulum": float(fitp[1])}, compute_seconds=elapsed,
         diagnostics={
             "release_time_s": float(t0),
             "released_from_rest": rel.at_rest,

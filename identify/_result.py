@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._rig import PARAM_NAMES, FrictionParams, RigParams
+
+if TYPE_CHECKING:
+    from ._measurement import Measurement
 
 RESULT_SCHEMA = "hilrig.result/1"
 
@@ -69,6 +72,21 @@ class IdentificationResult(BaseModel):
         # a joint that never moved has no variance to explain: its fit is undefined
         return {k: (None if isinstance(x, float) and not np.isfinite(x) else x)
                 for k, x in v.items()}
+
+    @classmethod
+    def of_measurement(cls, m: Measurement, *, method: str,
+                       parameters: dict[str, ParameterEstimate],
+                       fit_percent: dict[str, float | None], compute_seconds: float,
+                       diagnostics: dict[str, Any]) -> IdentificationResult:
+        """A method's result on `m`: the capture's own fields (rate, samples, tilt) filled in."""
+        return cls(
+            method=method, capture_id=m.capture_id, parameters=parameters,
+            fit_percent=fit_percent, compute_seconds=compute_seconds,
+            normalized_compute_time=normalized_compute_time(compute_seconds, m.duration_s,
+                                                            m.rate_hz),
+            capture_seconds=m.duration_s, sample_rate_hz=m.rate_hz,
+            samples=int(m.angles.shape[0]), lost_samples=m.lost_samples,
+            tilt_deg=m.rig.tilt_deg, diagnostics=diagnostics)
 
     def friction_params(self) -> FrictionParams:
         """The parameter set to simulate: estimates, and assumed values where not identifiable."""

@@ -93,12 +93,7 @@ from ._measurement import Measurement
 from ._mittag_leffler import ML3_T_MAX, ml3_scalar, nussbaum_gain
 from ._model import acceleration
 from ._release import Release, find_release
-from ._result import (
-    IdentificationResult,
-    ParameterEstimate,
-    fit_percent,
-    normalized_compute_time,
-)
+from ._result import IdentificationResult, ParameterEstimate, fit_percent
 from ._rig import PARAM_NAMES
 
 METHOD = "uas"
@@ -527,18 +522,9 @@ def identify_uas(m: Measurement, progress: Progress | None = None,
         "eq. 23 gives z = z* + (z0 - z*) exp(-Lambda S), S = integral of ||e||: every estimate "
         "is fixed by the bounds, confidences and gamma (z*) and the initial guess; the data "
         f"enter only through S. Here the largest distance from z* is {rel_z.max() * 100:.2g} %")
-    return IdentificationResult(
-        method=METHOD,
-        capture_id=m.capture_id,
-        parameters=pe,
-        fit_percent={"arm": float(fit[0]), "pendulum": float(fit[1])},
-        compute_seconds=elapsed,
-        normalized_compute_time=normalized_compute_time(elapsed, m.duration_s, m.rate_hz),
-        capture_seconds=m.duration_s,
-        sample_rate_hz=m.rate_hz,
-        samples=int(m.angles.shape[0]),
-        lost_samples=m.lost_samples,
-        tilt_deg=m.rig.tilt_deg,
+    return IdentificationResult.of_measurement(
+        m, method=METHOD, parameters=pe,
+        fit_percent={"arm": float(fit[0]), "pendulum": float(fit[1])}, compute_seconds=elapsed,
         diagnostics={
             "diagnosis": diagnosis,
             "z_star": by_name(run.z_star),
