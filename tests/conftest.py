@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +12,38 @@ import pytest
 from identify import TABLE_III_TRUTH, Measurement, RigParams, simulate
 
 QUANTUM = 2 * math.pi / 40_000
+
+
+def _wait_until(predicate, timeout_s: float, what: str = "a condition"):
+    """Poll predicate until it returns something truthy (returned), else fail naming what."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+async def _until(predicate, timeout_s: float, what: str = "a condition"):
+    """The same inside an event loop: polls without blocking it."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not (value := predicate()):
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+        await asyncio.sleep(0.05)
+    return value
+
+
+@pytest.fixture
+def wait_until():
+    """wait_until(predicate, timeout_s, what): block until predicate() is truthy."""
+    return _wait_until
+
+
+@pytest.fixture
+def until():
+    """await until(predicate, timeout_s, what): the same from a coroutine."""
+    return _until
 
 
 def free_decay_counts(rig: RigParams, friction=TABLE_III_TRUTH, pose_deg=(0.0, 120.0),

@@ -68,7 +68,7 @@ def test_a_redelivered_result_with_the_same_key_is_not_added_twice(cat):
 
 def test_a_stop_request_from_another_process_is_seen(cat):
     code = ("import sys; from daq._catalog import Catalog; "
-            f"c = Catalog.open(sys.argv[1], create=False); c.request_stop('S1')")
+            "c = Catalog.open(sys.argv[1], create=False); c.request_stop('S1')")
     subprocess.run([sys.executable, "-c", code, str(cat.path.parent)], check=True, timeout=60)
     assert cat.stop_requested("S1")
     cat.set_session_status("S1", "running", pid=123)  # a resumed session starts afresh

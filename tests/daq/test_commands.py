@@ -57,17 +57,11 @@ class V5Client:
         return self.replies.pop(token)
 
 
-async def _until(predicate, timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.05)
-
-
 @pytest.mark.fault(injected="bad input: malformed MQTT commands (bad JSON, wrong types, unknown verbs, paths)",
                    expected="an error reply each, nothing changed")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-async def test_each_command_gets_its_reply_and_malformed_ones_change_nothing(tmp_path):
+async def test_each_command_gets_its_reply_and_malformed_ones_change_nothing(tmp_path, until):
     rig_id = f"cmd-{uuid.uuid4().hex[:8]}"
     settings = load_settings(None, storage={"directory": str(tmp_path)},
                              mqtt={"rig_id": rig_id, "url": URL, "telemetry_hz": 0})
@@ -85,13 +79,13 @@ async def test_each_command_gets_its_reply_and_malformed_ones_change_nothing(tmp
         runner.register_commands(router)
         lab = V5Client(c, rig_id)
         await lab.start()
-        await _until(lambda: courier.connected, 10)
+        await until(lambda: courier.connected, 10, "the courier to connect")
         session = asyncio.create_task(runner.run())
 
         paused = await lab.ask("session/pause", "{}")
         assert paused["ok"] and paused["result"]["state"] == "suspended"
         assert paused["schema"] == "hilrig.reply/1" and paused["rig_id"] == rig_id
-        await _until(lambda: len(cat.captures(sid, status="done")) >= 1, 240)
+        await until(lambda: len(cat.captures(sid, status="done")) >= 1, 240, "a first capture")
         await asyncio.sleep(2.0)  # paused: no further release while it holds
         assert len(cat.captures(sid)) == 1
 

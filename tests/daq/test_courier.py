@@ -115,14 +115,6 @@ def _result(capture_id: str) -> IdentificationResult:
         sample_rate_hz=1e4, samples=100_001, tilt_deg=10.0)
 
 
-async def _until(predicate, timeout: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
-
-
 def test_the_outbox_keeps_messages_across_processes_and_ignores_a_known_id(tmp_path):
     box = Outbox(tmp_path)
     box.put("a", "t/1", b"one")
@@ -140,7 +132,8 @@ def test_the_outbox_keeps_messages_across_processes_and_ignores_a_known_id(tmp_p
 @pytest.mark.fault(injected="MQTT: Mosquitto stopped while results are published, then started",
                    expected="results wait in the outbox on disk and all arrive, none twice")
 @pytest.mark.timeout(120)
-async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_path, broker):
+async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_path, broker,
+                                                                             until):
     rig = f"outage-{uuid.uuid4().hex[:6]}"
     cfg = MqttConfig(url=broker.url, rig_id=rig)
     dash = Collector(broker.port, f"hilrig/{rig}/result/+/+")
@@ -149,10 +142,10 @@ async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_
     async with Courier(cfg, box, backoff=(1.0, 2.0)) as courier:
         for k in range(3):
             await courier.publish_result(f"c{k}", "grey-box", _result(f"c{k}"))
-        await _until(lambda: len(dash.messages) == 3 and courier.pending == 0, 20,
+        await until(lambda: len(dash.messages) == 3 and courier.pending == 0, 20,
                      "3 results (and result/latest) delivered before the outage")
         broker.stop()
-        await _until(lambda: not dash.connected.is_set(), 10, "the dashboard to notice")
+        await until(lambda: not dash.connected.is_set(), 10, "the dashboard to notice")
         for k in range(3, 8):
             await courier.publish_result(f"c{k}", "grey-box", _result(f"c{k}"))
         await courier.publish_capture("c7", {"samples": 10})
@@ -160,9 +153,9 @@ async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_
         assert courier.pending == 11  # on disk: 5 results x 2 topics, 1 capture record
         broker.start()
         await asyncio.wait_for(dash.connected.wait(), 10)
-        await _until(lambda: courier.pending == 0, 30, "the outbox to drain")
+        await until(lambda: courier.pending == 0, 30, "the outbox to drain")
         assert courier.reconnects >= 1
-    await _until(lambda: len(dash.messages) >= 8, 10, "every result")
+    await until(lambda: len(dash.messages) >= 8, 10, "every result")
     dash.stop()
     ids = [m["msg_id"] for _, m in dash.messages]
     assert sorted({m["capture_id"] for _, m in dash.messages}) == [f"c{k}" for k in range(8)]
@@ -174,7 +167,7 @@ async def test_results_sent_while_the_broker_is_down_arrive_when_it_is_back(tmp_
                    expected="its undelivered results stay on disk and go out on the next start")
 @pytest.mark.timeout(120)
 async def test_what_a_stopped_service_could_not_send_goes_out_on_its_next_start(tmp_path,
-                                                                                broker):
+                                                                                broker, until):
     rig = f"restart-{uuid.uuid4().hex[:6]}"
     cfg = MqttConfig(url=broker.url, rig_id=rig)
     broker.stop()
@@ -186,8 +179,8 @@ async def test_what_a_stopped_service_could_not_send_goes_out_on_its_next_start(
     dash = Collector(broker.port, f"hilrig/{rig}/result/c1/+")
     await asyncio.wait_for(dash.connected.wait(), 10)
     async with Courier(cfg, Outbox(spool)) as courier:  # the service started again
-        await _until(lambda: courier.pending == 0, 30, "the old outbox to drain")
-    await _until(lambda: dash.messages, 10, "the old result")
+        await until(lambda: courier.pending == 0, 30, "the old outbox to drain")
+    await until(lambda: dash.messages, 10, "the old result")
     dash.stop()
     assert dash.messages[0][1]["msg_id"].startswith("result/c1/grey-box/")
 
@@ -196,7 +189,8 @@ async def test_what_a_stopped_service_could_not_send_goes_out_on_its_next_start(
                    expected="acquisition and identification go on; all 10 results delivered, once each in the catalog")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-async def test_a_broker_restart_during_a_ten_capture_session_loses_no_result(tmp_path, broker):
+async def test_a_broker_restart_during_a_ten_capture_session_loses_no_result(tmp_path, broker,
+                                                                             until):
     rig = f"sess-outage-{uuid.uuid4().hex[:6]}"
     settings = load_settings(None, storage={"directory": str(tmp_path / "archive")},
                              mqtt={"rig_id": rig, "url": broker.url})
@@ -213,16 +207,16 @@ async def test_a_broker_restart_during_a_ten_capture_session_loses_no_result(tmp
             runner = SessionRunner(settings, rig_src, courier, plan=plan, catalog=cat,
                                    session_id=sid, releaser=SimReleaser(rig_src, plan.hold_s))
             session = asyncio.create_task(runner.run())
-            await _until(lambda: len(dash.messages) >= 2, 240, "two results")
+            await until(lambda: len(dash.messages) >= 2, 240, "two results")
             broker.stop()
             await asyncio.sleep(30.0)  # the broker is down 30 s: captures and identification go on
             assert courier.pending > 0
             broker.start()
             await session
-            await _until(lambda: courier.pending == 0, 60, "the outbox to drain")
+            await until(lambda: courier.pending == 0, 60, "the outbox to drain")
         results = cat.results(session_id=sid)
         assert len(results) == 10  # once each in the catalog
-    await _until(lambda: len({m["capture_id"] for _, m in dash.messages}) == 10, 30,
+    await until(lambda: len({m["capture_id"] for _, m in dash.messages}) == 10, 30,
                  "all ten results at the dashboard")
     dash.stop()
     got = {}

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -159,21 +158,11 @@ def _hilrig(args: list[str], env: dict[str, str], timeout: float = 300
                           timeout=timeout)
 
 
-def _wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.fault(injected="service: kill -9 while capture 3 is recording",
                    expected="resume: the capture marked interrupted, every planned capture done once, every file opens")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_kill_9_mid_capture_then_resume_completes_every_capture_exactly_once(tmp_path):
+def test_kill_9_mid_capture_then_resume_completes_every_capture_exactly_once(tmp_path, wait_until):
     root, env = tmp_path / "archive", _env(tmp_path / "archive", f"kill-{uuid.uuid4().hex[:6]}")
     proc = subprocess.Popen([*HILRIG, "session", "start", "--captures", "4", "--sim",
                              "--unpaced", "--pose", *map(str, POSE)], env=env,
@@ -185,7 +174,7 @@ def test_kill_9_mid_capture_then_resume_completes_every_capture_exactly_once(tmp
             with Catalog.open(root, create=False) as cat:
                 return [c for c in cat.captures() if c.seq == 3 and c.status == "recording"]
 
-        victim = _wait_for(recording_third, 240, "capture 3 to be recording")[0]
+        victim = wait_until(recording_third, 240, "capture 3 to be recording")[0]
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -253,7 +242,7 @@ def test_results_list_csv_has_every_result_with_parameters_fit_and_compute_time(
 
 
 @pytest.mark.timeout(300)
-def test_session_stop_from_another_terminal_ends_it_cleanly(tmp_path):
+def test_session_stop_from_another_terminal_ends_it_cleanly(tmp_path, wait_until):
     root, env = tmp_path / "archive", _env(tmp_path / "archive", f"stop-{uuid.uuid4().hex[:6]}")
     proc = subprocess.Popen([*HILRIG, "session", "start", "--captures", "50", "--sim",
                              "--unpaced", "--pose", *map(str, POSE)], env=env,
@@ -265,7 +254,7 @@ def test_session_stop_from_another_terminal_ends_it_cleanly(tmp_path):
             with Catalog.open(root, create=False) as cat:
                 return bool(cat.captures(status="done"))
 
-        _wait_for(one_done, 240, "a first capture")
+        wait_until(one_done, 240, "a first capture")
         stop = _hilrig(["session", "stop"], env)
         assert stop.returncode == 0 and "stop requested" in stop.stdout
         out, _ = proc.communicate(timeout=120)

@@ -7,7 +7,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -17,20 +16,11 @@ from daq._catalog import Catalog
 HILRIG = [sys.executable, "-m", "daq.cli"]
 
 
-def _wait(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.fault(injected="workers: one of two workers killed mid-job",
                    expected="the job published again; all 20 results, once each")
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_path):
+def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_path, wait_until):
     rig_id = f"workers-{uuid.uuid4().hex[:8]}"
     root = tmp_path / "archive"
     env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig_id,
@@ -45,7 +35,7 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
     session = None
     try:
         for k in "ab":
-            _wait(lambda k=k: "waiting for jobs" in logs[k].read_text(), 60, f"worker {k}")
+            wait_until(lambda k=k: "waiting for jobs" in logs[k].read_text(), 60, f"worker {k}")
         session = subprocess.Popen([*HILRIG, "session", "start", str(plan)], env=env,
                                    stdout=open(tmp_path / "session.log", "w"),
                                    stderr=subprocess.STDOUT)
@@ -58,7 +48,7 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
                 return started[-1]
             return None
 
-        victim = _wait(a_mid_job, 300, "worker a to be in the middle of its second job")
+        victim = wait_until(a_mid_job, 300, "worker a to be in the middle of its second job")
         workers["a"].send_signal(signal.SIGKILL)
         workers["a"].wait(timeout=30)
         assert session.wait(timeout=600) == 0, (tmp_path / "session.log").read_text()[-3000:]

@@ -29,11 +29,11 @@ import pytest
 from daq._ring import RingBuffer
 from drivers import Source
 from drivers._emulator import EmulatorConfig, FirmwareEmulator
-from drivers._serial import Gap, ProtocolMismatchError, SerialBridge, SerialBridgeError
+from drivers._serial import ProtocolMismatchError, SerialBridge, SerialBridgeError
 from drivers._serial_feed import RigFeed
 from drivers._source import SampleBlock
 from daq import read_capture
-from firmware_protocol import LAYOUT_HASH, Flags
+from firmware_protocol import LAYOUT_HASH
 
 RATE = 10_000
 DECODER_ERRORS = ("crc_errors", "cobs_errors", "oversize", "length_errors", "unknown_version",

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, Measurement, RigParams, simulate
+from identify import PARAM_NAMES, TABLE_III_TRUTH, Measurement, RigParams, simulate
 from identify._grey_box import FREE, prepare
 from identify._levenberg import levenberg_marquardt
 from identify._oe_method import (
