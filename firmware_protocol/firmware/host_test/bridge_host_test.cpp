@@ -210,18 +210,25 @@ static size_t count(const std::vector<Msg> &msgs, uint8_t type)
     return n;
 }
 
-static void test_session()
+// The lab rig's configuration (10 kHz, 40,000 counts/rev) under a test's own identity.
+static hilrig::BridgeConfig labConfig(uint64_t boot_id, const char *firmware_id)
 {
-    static hilrig::SampleEntry ring[64];
-    FakePort port;
     hilrig::BridgeConfig cfg;
     cfg.default_rate_hz = 10000;
     cfg.max_rate_hz = 20000;
     cfg.counts_per_rev_0 = 40000;
     cfg.counts_per_rev_1 = 40000;
     cfg.cycles_per_us = kCyclesPerUs;
-    cfg.boot_id = 0x1122334455667788ULL;
-    cfg.firmware_id = "hilrig-teensy41/host-test";
+    cfg.boot_id = boot_id;
+    cfg.firmware_id = firmware_id;
+    return cfg;
+}
+
+static void test_session()
+{
+    static hilrig::SampleEntry ring[64];
+    FakePort port;
+    hilrig::BridgeConfig cfg = labConfig(0x1122334455667788ULL, "hilrig-teensy41/host-test");
     hilrig::Bridge bridge(port, cfg, ring, 64);
     Host host(port, bridge);
     std::vector<Msg> msgs;
@@ -485,14 +492,7 @@ static void test_session()
 
 static hilrig::BridgeConfig releaseConfig()
 {
-    hilrig::BridgeConfig cfg;
-    cfg.default_rate_hz = 10000;
-    cfg.max_rate_hz = 20000;
-    cfg.counts_per_rev_0 = 40000;
-    cfg.counts_per_rev_1 = 40000;
-    cfg.cycles_per_us = kCyclesPerUs;
-    cfg.boot_id = 7;
-    cfg.firmware_id = "hilrig-teensy4/release-test";
+    hilrig::BridgeConfig cfg = labConfig(7, "hilrig-teensy4/release-test");
     cfg.release_output = true;
     cfg.release_pulse_ms = 50;
     cfg.release_max_ms = 100;
@@ -664,14 +664,7 @@ static void test_no_release_output()
 {
     static hilrig::SampleEntry ring[64];
     FakePort port;
-    hilrig::BridgeConfig cfg;
-    cfg.default_rate_hz = 10000;
-    cfg.max_rate_hz = 20000;
-    cfg.counts_per_rev_0 = 40000;
-    cfg.counts_per_rev_1 = 40000;
-    cfg.cycles_per_us = kCyclesPerUs;
-    cfg.boot_id = 9;
-    cfg.firmware_id = "hilrig-teensy4/no-release";
+    hilrig::BridgeConfig cfg = labConfig(9, "hilrig-teensy4/no-release");
     hilrig::Bridge bridge(port, cfg, ring, 64);
     Host host(port, bridge);
     std::vector<Msg> msgs;
