@@ -77,6 +77,9 @@ class Courier:
         self._closing = False
         self._task: asyncio.Task[None] | None = None
         self.connected = False
+        # set once connected and subscribed (commands are heard); cleared when the link drops
+        self.listening = asyncio.Event()
+        self._link_lost: str | None = None  # set by the reader when the broker goes away
         self._boot = secrets.token_hex(4)  # event ids are unique per process
         self._events = 0
         self.commands = commands  # cmd/# is subscribed on every connection when given
@@ -199,10 +202,13 @@ class Courier:
                         await pub.client.subscribe(f"{self.topics.prefix}/cmd/#", qos=1)
                     for topic_filter in self._subscriptions:
                         await pub.client.subscribe(topic_filter, qos=1)
+                    self._link_lost = None
                     reader = asyncio.create_task(self._read_commands(pub))
+                    self.listening.set()
                     try:
                         await self._deliver(pub)
                     finally:
+                        self.listening.clear()
                         self._pub = None
                         if reader is not None:
                             reader.cancel()
@@ -212,6 +218,7 @@ class Courier:
                     return  # closing and drained: leaving publishes "offline"
             except (ConnectionError, _Lost) as exc:
                 self.connected = False
+                self.listening.clear()
                 if not warned:
                     log.warning("MQTT: connection to %s lost (%s); retrying with backoff, "
                                 "messages wait in %s", self.url, exc or "no ack", self.outbox.path)
@@ -233,6 +240,17 @@ class Courier:
             task.add_done_callback(self._running.discard)
 
     async def _read_commands(self, pub: Publisher) -> None:
+        # An idle courier publishes nothing, so only this reader sees the broker go away; it
+        # wakes the delivery loop, which reconnects and subscribes again (commands heard).
+        try:
+            await self._read(pub)
+        except Exception as exc:  # noqa: BLE001 - any end of the stream is a lost link
+            self._link_lost = str(exc) or type(exc).__name__
+        else:
+            self._link_lost = "the broker ended the message stream"
+        self._wake.set()
+
+    async def _read(self, pub: Publisher) -> None:
         prefix = f"{self.topics.prefix}/cmd/"
         async for message in pub.client.messages:
             if self.commands is not None and message.topic.value.startswith(prefix):
@@ -270,6 +288,8 @@ class Courier:
 
     async def _deliver(self, pub: Publisher) -> None:
         while True:
+            if self._link_lost is not None:
+                raise _Lost(self._link_lost)
             while self._replies:
                 topic, payload, correlation = self._replies[0]
                 if not await pub.send(topic, payload, retain=False, correlation=correlation):
@@ -301,5 +321,7 @@ class Courier:
                 continue
             if self._closing:
                 return
+            if self._link_lost is not None:  # the reader may have ended during a send above
+                continue
             self._wake.clear()
             await self._wake.wait()

@@ -142,12 +142,12 @@ class RigDaemon:
     # -- the daemon ---------------------------------------------------------------------------
     async def run(self) -> None:
         await self.courier.publish_status("idle", source=self.source.info)
-        self.say(f"hilrig serve: idle; rig {self.settings.mqtt.rig_id}, commands on "
-                 f"hilrig/{self.settings.mqtt.rig_id}/cmd/#")
+        announce = asyncio.create_task(self._announce_when_listening())
         self._start_draining()
         try:
             await self._stop.wait()
         finally:
+            announce.cancel()
             await self._stop_draining()
             if self._session_task is not None:
                 self._session_task.cancel()
@@ -156,4 +156,17 @@ class RigDaemon:
 
     def stop(self) -> None:
         self._stop.set()
+
+    async def _announce_when_listening(self) -> None:
+        # said only once the broker has the cmd/# subscription: a command sent on seeing
+        # this line is heard (before, it could be published before anyone listened)
+        rig = self.settings.mqtt.rig_id
+        try:
+            async with asyncio.timeout(self.settings.mqtt.connect_timeout_s):
+                await self.courier.listening.wait()
+        except TimeoutError:
+            self.say(f"hilrig serve: waiting for the MQTT broker at {self.courier.url}; "
+                     "commands are heard once it answers")
+            await self.courier.listening.wait()
+        self.say(f"hilrig serve: idle; rig {rig}, commands on hilrig/{rig}/cmd/#")
 

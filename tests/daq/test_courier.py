@@ -20,6 +20,7 @@ import aiomqtt
 import pytest
 
 from daq._catalog import Catalog
+from daq._commands import CommandRouter, send_command
 from daq._config import MqttConfig, load_settings
 from daq._courier import Courier
 from daq._outbox import Outbox
@@ -37,7 +38,11 @@ def _free_port() -> int:
 
 
 class Mosquitto:
-    """A private Mosquitto on a free loopback port, stopped and started by the test."""
+    """A private Mosquitto on a free loopback port, stopped and started by the test.
+
+    Persistent, like a lab's broker: sessions and their queued QoS 1 messages survive a
+    restart, so a dashboard that comes back after the rig still gets what it missed.
+    """
 
     def __init__(self, directory: Path) -> None:
         exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -47,7 +52,7 @@ class Mosquitto:
         self.port = _free_port()
         self.conf = directory / "mosquitto.conf"
         self.conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
-                             "persistence false\n")
+                             f"persistence true\npersistence_location {directory}/\n")
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -81,10 +86,15 @@ def broker(tmp_path):
 
 
 class Collector:
-    """A dashboard: stays subscribed, reconnecting by itself whenever the broker is back."""
+    """A dashboard: stays subscribed, reconnecting by itself whenever the broker is back.
+
+    Its session is persistent (one client id, clean_session off), as a dashboard that must
+    not miss results would have: whether it or the rig reconnects first, nothing is lost.
+    """
 
     def __init__(self, port: int, topic: str) -> None:
         self.port, self.topic = port, topic
+        self.client_id = f"dash-{uuid.uuid4().hex[:6]}"
         self.messages: list[tuple[str, dict]] = []
         self.connected = asyncio.Event()
         self._task = asyncio.create_task(self._run())
@@ -92,8 +102,8 @@ class Collector:
     async def _run(self) -> None:
         while True:
             try:
-                async with aiomqtt.Client("127.0.0.1", self.port,
-                                          identifier=f"dash-{uuid.uuid4().hex[:6]}") as c:
+                async with aiomqtt.Client("127.0.0.1", self.port, identifier=self.client_id,
+                                          clean_session=False) as c:
                     await c.subscribe(self.topic, qos=1)
                     self.connected.set()
                     async for m in c.messages:
@@ -127,6 +137,24 @@ def test_the_outbox_keeps_messages_across_processes_and_ignores_a_known_id(tmp_p
         ("a", "t/1", b"one", False), ("b", "t/2", b"two", True)]
     again.done(rows[0].seq)
     assert len(again) == 1
+
+
+@pytest.mark.timeout(120)
+async def test_listening_means_a_command_sent_now_is_heard_across_a_broker_restart(tmp_path,
+                                                                                  broker, until):
+    # `hilrig serve` announces itself on `listening`: a command sent the moment it is set
+    # must get its reply, after the first connection and after a reconnection alike.
+    rig = f"listen-{uuid.uuid4().hex[:6]}"
+    cfg = MqttConfig(url=broker.url, rig_id=rig)
+    async with Courier(cfg, Outbox(tmp_path), backoff=(0.2, 0.5),
+                       commands=CommandRouter(rig)) as courier:
+        for _ in range(2):
+            await asyncio.wait_for(courier.listening.wait(), 20)
+            reply = await send_command(cfg, "arm", {}, timeout_s=10)
+            assert not reply["ok"] and "not available" in reply["error"]
+            broker.stop()
+            await until(lambda: not courier.listening.is_set(), 10, "the link to drop")
+            broker.start()
 
 
 @pytest.mark.fault(injected="MQTT: Mosquitto stopped while results are published, then started",
