@@ -22,12 +22,11 @@ import time
 import uuid
 from pathlib import Path
 
-from daq._config import load_settings
-from daq._courier import Courier
-from daq._outbox import Outbox
-from daq._service import RigService
-from daq._session import rss_mb
-from drivers import SimulatedRig
+from daq.config import load_settings
+from daq.mqtt import Courier
+from daq.runtime import PlainRun, rss_mb
+from daq.storage import Outbox
+from drivers.sim import SimulatedRig
 
 
 async def run(n_rigs: int, seconds: float, url: str, root: Path) -> None:
@@ -42,7 +41,7 @@ async def run(n_rigs: int, seconds: float, url: str, root: Path) -> None:
         await courier.__aenter__()
         couriers.append(courier)
         sources.append(src)
-        services.append(RigService(s, src, courier))
+        services.append(PlainRun(s, src, courier))
     rss0, cpu0, t0 = rss_mb(), time.process_time(), time.monotonic()
     tasks = [asyncio.create_task(svc.run()) for svc in services]
     rss_series = []  # (elapsed s, RSS MB) each minute: does memory level off?

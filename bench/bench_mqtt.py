@@ -24,12 +24,11 @@ from pathlib import Path
 
 import aiomqtt
 
-from daq._config import MqttConfig, load_settings
-from daq._courier import Courier
-from daq._mqtt import Publisher, parse_mqtt_url
-from daq._outbox import Outbox
-from daq._service import RigService
-from drivers import SimulatedRig
+from daq.config import MqttConfig, load_settings
+from daq.mqtt import Courier, Publisher, parse_mqtt_url
+from daq.runtime import PlainRun
+from daq.storage import Outbox
+from drivers.sim import SimulatedRig
 from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
 
 
@@ -96,7 +95,7 @@ async def end_to_end(url: str, root: Path) -> None:
     source = SimulatedRig(rig=settings.rig, friction=settings.sim.friction,
                           pose_deg=(0.0, 120.0), paced=False, hold_s=1.0)
     async with Courier(settings.mqtt, Outbox(root), url=url) as courier:
-        await RigService(settings, source, courier, captures=1).run()
+        await PlainRun(settings, source, courier, captures=1).run()
     await asyncio.wait_for(task, 120)
     latency = seen["result"] - seen["stop"]
     print(f"end to end, 35 s reference capture: capture stop -> result at the subscriber "

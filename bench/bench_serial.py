@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from drivers._serial import SerialBridge
+from drivers.serial import SerialBridge
 
 RATE = 10_000
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -4,8 +4,8 @@ Prints figures; asserts nothing. Both runs take the same simulated captures, unp
 released from (0, 30) deg (20 s decays), identified by grey-box in the worker process,
 without MQTT:
 
-1. baseline: the plain service (`RigService`, files only);
-2. session: `SessionRunner` with the SQLite catalog, the dated archive, a result JSON
+1. baseline: the plain service (`PlainRun`, files only);
+2. session: `SessionRun` with the SQLite catalog, the dated archive, a result JSON
    per result, progress and the free-disk check before every capture.
 
 It prints seconds per capture for both and their ratio, the session's catalog
@@ -24,13 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from daq._catalog import Catalog
-from daq._config import load_settings
-from daq._plan import SessionPlan
-from daq._release import SimReleaser
-from daq._service import RigService
-from daq._session import SessionRunner, new_session_id
-from drivers import SimulatedRig
+from daq.config import load_settings
+from daq.runtime import PlainRun, SessionPlan, SessionRun, SimReleaser, new_session_id
+from daq.storage import Catalog
+from drivers.sim import SimulatedRig
 
 POSE = (0.0, 30.0)
 
@@ -41,7 +38,7 @@ def baseline(n: int, root: Path) -> float:
     rig = SimulatedRig(rig=settings.rig, friction=settings.sim.friction, pose_deg=POSE,
                        paced=False, hold_s=1.0)
     t0 = time.perf_counter()
-    report = asyncio.run(RigService(settings, rig, None, captures=n).run())
+    report = asyncio.run(PlainRun(settings, rig, None, captures=n).run())
     assert not report.failed, report.failed
     return time.perf_counter() - t0
 
@@ -70,7 +67,7 @@ def session(n: int, root: Path) -> tuple[float, dict[int, float], int]:
                 rss[p["done"]] = p["rss_mb"]
                 print(f"  {p['done']:4d} captures done, rss {p['rss_mb']:.1f} MB", flush=True)
 
-        runner = SessionRunner(settings, rig, None, plan=plan, catalog=cat, session_id=sid,
+        runner = SessionRun(settings, rig, None, plan=plan, catalog=cat, session_id=sid,
                                releaser=SimReleaser(rig, plan.hold_s), on_progress=progress)
         t0 = time.perf_counter()
         asyncio.run(runner.run())

@@ -1,32 +1,14 @@
-"""Acquisition service: ring buffer, trigger, capture files, MQTT publication, config, CLI."""
+"""hilrig's acquisition side: from a sample source to captures, archives, results and MQTT.
 
-from ._capture_file import (
-    Capture,
-    CaptureFileError,
-    TriggerInfo,
-    read_capture,
-    read_capture_csv,
-    read_capture_h5,
-    write_capture_csv,
-    write_capture_h5,
-)
-from ._catalog import Catalog, CatalogError
-from ._config import ConfigError, MqttConfig, Settings, TriggerConfig, load_settings
-from ._convert import measurement_from_capture
-from ._mqtt import Publisher, monitor, resolve_broker
-from ._plan import PlanError, SessionPlan, load_plan
-from ._release import LatchReleaser, OperatorReleaser, Releaser, SimReleaser
-from ._ring import RingBuffer
-from ._service import CaptureOutcome, RigService, ServiceReport
-from ._session import SessionRunner
-from ._trigger import Armed, FreeDecayTrigger, Settled, Triggered, TriggerState
-from ._version import SOFTWARE_VERSION
+Subpackages, from the bottom layer up (each imports only those below it):
 
-__all__ = [
-    "SOFTWARE_VERSION", "Armed", "Capture", "CaptureFileError", "CaptureOutcome", "Catalog",
-    "CatalogError", "ConfigError", "FreeDecayTrigger", "LatchReleaser", "MqttConfig", "OperatorReleaser",
-    "PlanError", "Publisher", "Releaser", "RigService", "RingBuffer", "ServiceReport",
-    "SessionPlan", "SessionRunner", "Settings", "Settled", "SimReleaser", "TriggerConfig",
-    "TriggerInfo", "TriggerState", "Triggered", "load_plan", "load_settings",
-    "measurement_from_capture", "monitor", "read_capture", "read_capture_csv", "read_capture_h5", "resolve_broker", "write_capture_csv", "write_capture_h5",
-]
+- `daq.config`: settings (TOML, environment) and one-line validation errors;
+- `daq.acquisition`: the engine: source -> ring buffer -> trigger -> captures, as events;
+- `daq.storage`: capture files (HDF5, CSV), the catalog, the archive layout, the outbox;
+- `daq.mqtt`: the MQTT contract: topics, payloads, the courier, commands, jobs, broker;
+- `daq.runtime`: what drives the engine and consumes its events: a plain run, sessions,
+  the daemon, identification (pool, offload, worker), re-identification, releasers;
+- `daq.cli`: the `hilrig` command; the only place that builds concrete sources.
+
+Importing `daq` imports none of them.
+"""

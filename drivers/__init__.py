@@ -1,12 +1,24 @@
-"""Sample sources behind one interface: the simulated rig, the serial bridge, its emulator."""
+"""Sample sources behind one interface, and the capabilities a source may offer.
 
-from ._emulator import EmulatorConfig, FirmwareEmulator
-from ._serial import Gap, ProtocolMismatchError, SerialBridge, SerialBridgeError, SerialStats
-from ._simulated import SimulatedRig
-from ._source import CHANNELS, SampleBlock, Source, SourceInfo, SourceStats
+The interface and the capability protocols live here; the sources themselves in
+subpackages, so that only the code that builds one (the CLI's wiring) imports it:
+`drivers.sim` (the simulated rig), `drivers.serial` (the bridge on a serial port) and
+`drivers.emulator` (a test tool: the bridge firmware on a pseudo-terminal).
+"""
+
+from ._protocols import (
+    CHANNELS,
+    Holdable,
+    LinkHealth,
+    Pacing,
+    Releasable,
+    SampleBlock,
+    Source,
+    SourceInfo,
+    SourceStats,
+)
 
 __all__ = [
-    "CHANNELS", "EmulatorConfig", "FirmwareEmulator", "Gap", "ProtocolMismatchError",
-    "SampleBlock", "SerialBridge", "SerialBridgeError", "SerialStats", "SimulatedRig", "Source",
+    "CHANNELS", "Holdable", "LinkHealth", "Pacing", "Releasable", "SampleBlock", "Source",
     "SourceInfo", "SourceStats",
 ]

@@ -7,7 +7,8 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from ._cobs import MAX_ENCODED as _MAX_ENCODED, cobs_encode
+from ._cobs import MAX_ENCODED as _MAX_ENCODED
+from ._cobs import cobs_encode
 
 __all__ = [
     "VERSION_MAJOR", "VERSION_MINOR", "HEADER_SIZE", "TRAILER_SIZE", "MAX_FRAME",

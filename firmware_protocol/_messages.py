@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 
 from ._frame import (
-    KNOWN_FLAGS, MAX_SAMPLES_PER_FRAME, VERSION_MAJOR, VERSION_MINOR, LAYOUT_HASH,
-    Frame, FrameError, MsgType, encode_frame,
+    KNOWN_FLAGS,
+    LAYOUT_HASH,
+    MAX_SAMPLES_PER_FRAME,
+    VERSION_MAJOR,
+    VERSION_MINOR,
+    Frame,
+    FrameError,
+    MsgType,
+    encode_frame,
 )
 
 __all__ = [
@@ -125,7 +131,7 @@ class Samples:
         return (self.first_sample == other.first_sample and self.flags == other.flags
                 and np.array_equal(self.counts, other.counts))
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # equal by array contents: unhashable
 
     def __repr__(self) -> str:
         return (f"Samples(first_sample={self.first_sample}, n={self.counts.shape[0]}, "
@@ -159,9 +165,10 @@ class Nak:
     value: int = 0
 
 
-Message = Union[Hello, Start, Stop, Zero, Ping, Release, Info, Samples, Status, Ack, Nak]
+Message = Hello | Start | Stop | Zero | Ping | Release | Info | Samples | Status | Ack | Nak
 
-_EMPTY = {MsgType.HELLO: Hello(), MsgType.STOP: Stop(), MsgType.ZERO: Zero()}
+_EMPTY: dict[MsgType, Message] = {MsgType.HELLO: Hello(), MsgType.STOP: Stop(),
+                                  MsgType.ZERO: Zero()}
 _KNOWN = frozenset(int(t) for t in MsgType)
 
 
@@ -197,7 +204,9 @@ def decode_message(frame: Frame) -> Message:
     if t == 0x83:
         if n != _STATUS.size:
             raise _bad(frame, "STATUS payload must be 32 bytes")
-        return Status(*_STATUS.unpack(payload), frame.first_sample)
+        us, taken, frames_dropped, samples_dropped, overruns, ill0, ill1 = _STATUS.unpack(payload)
+        return Status(us, taken, frames_dropped, samples_dropped, overruns, ill0, ill1,
+                      frame.first_sample)
     if t in (0x84, 0x85):
         if n != _ACK.size:
             raise _bad(frame, "ACK/NAK payload must be 12 bytes")

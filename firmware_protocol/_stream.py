@@ -9,7 +9,12 @@ import numpy as np
 from ._cobs import MAX_ENCODED, cobs_decode_many
 from ._frame import CRC_RESIDUE, HEADER, KNOWN_FLAGS, MAX_FRAME, Frame, MsgType
 from ._messages import (
-    BadPayloadError, Message, Samples, UnknownTypeError, decode_message,
+    Ack,
+    BadPayloadError,
+    Message,
+    Samples,
+    UnknownTypeError,
+    decode_message,
 )
 
 __all__ = ["StreamDecoder"]
@@ -162,7 +167,7 @@ class StreamDecoder:
                 if plen != 8 * n_samples:
                     self.bad_payload += 1
                     continue
-                msg = new(Samples)
+                msg: Message = new(Samples)
                 msg.__dict__.update(first_sample=first, counts=frombuffer(payload, _PAIRS),
                                     flags=flags & KNOWN_FLAGS)
                 if next_sample is not None:
@@ -180,7 +185,7 @@ class StreamDecoder:
                     self.bad_payload += 1
                     continue
                 if t == 0x84:
-                    if msg.acked_type == MsgType.START:
+                    if isinstance(msg, Ack) and msg.acked_type == MsgType.START:
                         next_sample = 0
                 elif t == 0x81:
                     next_sample = None

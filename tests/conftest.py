@@ -8,10 +8,20 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from identify import TABLE_III_TRUTH, Measurement, RigParams, simulate
 
 QUANTUM = 2 * math.pi / 40_000
+
+# Property tests are derandomized by default: the same examples on every run, so a CI
+# failure can be reproduced and a pass is not luck. `pytest --hypothesis-profile deep`
+# runs ten times as many random examples (tests scale their budget by max_examples).
+hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, max_examples=100,
+                                     print_blob=True)
+hypothesis_settings.register_profile("deep", derandomize=False, deadline=None,
+                                     max_examples=1000)
+hypothesis_settings.load_profile("ci")
 
 
 def _wait_until(predicate, timeout_s: float, what: str = "a condition"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from daq._config import Settings, load_settings
+from daq.config import Settings, load_settings
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 

@@ -160,8 +160,9 @@ def cobs_text() -> str:
 
 # --- frames ----------------------------------------------------------------------------
 
-def info_payload(fw_id: str, rate=10_000, cpr=(40_000, 40_000),
-                 boot_id=0x0123456789ABCDEF, max_spf=125, minor=0, caps=0) -> bytes:
+def info_payload(fw_id: str, rate: int = 10_000, cpr: tuple[int, int] = (40_000, 40_000),
+                 boot_id: int = 0x0123456789ABCDEF, max_spf: int = 125, minor: int = 0,
+                 caps: int = 0) -> bytes:
     return struct.pack("<BBHIIIIQHHIII", 1, minor, caps, rate, cpr[0], cpr[1],
                        ref_crc32(LAYOUT.encode()), boot_id, max_spf, 0, 0, 0, 0) + fw_id.encode()
 

@@ -33,7 +33,9 @@ PAYLOAD_SIZES = {0x01: {0}, 0x03: {0}, 0x04: {0}, 0x02: {4}, 0x05: {4},
 
 
 def cfg(max_examples: int, **kw) -> settings:
-    return settings(deadline=None, max_examples=max_examples, **kw,
+    """`max_examples` in the ci profile (100 per test by default); a deeper one scales it."""
+    scaled = max_examples * settings.default.max_examples // 100
+    return settings(deadline=None, max_examples=scaled, **kw,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -10,7 +10,12 @@ import pytest
 
 import firmware_protocol as fp
 from firmware_protocol.vectors import (
-    DIR, cobs_rejects, cobs_vectors, crc_vectors, frame_vectors, make_vectors,
+    DIR,
+    cobs_rejects,
+    cobs_vectors,
+    crc_vectors,
+    frame_vectors,
+    make_vectors,
 )
 
 COBS = cobs_vectors()

@@ -1,0 +1,252 @@
+"""Commands on the catalog: session status|stop, captures list|show, results list, reidentify.
+
+They read (reidentify: adds to) the catalog in storage.directory; none runs acquisition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import csv
+import io
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from identify import PARAM_NAMES, IdentificationResult, identify
+
+from ..acquisition import to_measurement
+from ..config import Settings
+from ..mqtt import Courier, Topics, parse_mqtt_url, probe_broker
+from ..runtime import ArchiveError, CatalogArchive, Reidentified, Reidentifier, result_line
+from ..storage import CaptureRow, Catalog, Outbox, ResultRow, SessionRow, read_capture
+from ._progress import ProgressBar
+from ._usage import UsageError, settings_of
+
+__all__ = ["cmd_captures_list", "cmd_captures_show", "cmd_reidentify", "cmd_results_list",
+           "cmd_session_status", "cmd_session_stop", "open_catalog", "pid_alive",
+           "session_row"]
+
+
+def open_catalog(settings: Settings, create: bool = False) -> Catalog:
+    return Catalog.open(Path(settings.storage.directory), create=create)
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def session_row(cat: Catalog, session_id: str | None) -> SessionRow:
+    return cat.session(session_id) if session_id else cat.latest_session()
+
+
+def cmd_session_stop(args: argparse.Namespace) -> int:
+    with open_catalog(settings_of(args)) as cat:
+        row = session_row(cat, args.session)
+        if row.status in ("done", "stopped"):
+            print(f"session {row.session_id} is already {row.status}")
+            return 0
+        cat.request_stop(row.session_id)
+    alive = pid_alive(row.pid)
+    print(f"session {row.session_id}: stop requested; "
+          + ("it stops after the capture under way and its identification"
+             if alive else "no process runs it now, so it will not resume by itself"))
+    return 0
+
+
+def session_summary(cat: Catalog, row: SessionRow) -> dict[str, Any]:
+    caps = cat.captures(row.session_id)
+    counts: dict[str, int] = {}
+    for c in caps:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    plan = json.loads(row.plan_json)
+    alive = pid_alive(row.pid)
+    status = row.status
+    if status == "running" and not alive:
+        status = "running (no process: resume it)"
+    errors = cat.errors(session_id=row.session_id)
+    return {"session_id": row.session_id, "name": row.name, "status": status,
+            "reason": row.reason, "pid": row.pid if alive else None,
+            "planned": plan.get("captures"), "until_utc": plan.get("until_utc"),
+            "captures": counts, "results": len(cat.results(session_id=row.session_id)),
+            "created_utc": row.created_utc, "updated_utc": row.updated_utc,
+            "stop_requested": row.stop_requested,
+            "last_error": errors[-1].message if errors else None}
+
+
+def cmd_session_status(args: argparse.Namespace) -> int:
+    with open_catalog(settings_of(args)) as cat:
+        rows = cat.sessions() if args.all else [session_row(cat, args.session)]
+        summaries = [session_summary(cat, r) for r in rows]
+    if args.json:
+        print(json.dumps(summaries if args.all else summaries[0], indent=2))
+        return 0
+    for s in summaries:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(s["captures"].items())) or "none"
+        planned = s["planned"] if s["planned"] is not None else f"until {s['until_utc']}"
+        print(f"session {s['session_id']} {s['name']!r}: {s['status']}"
+              + (f" ({s['reason']})" if s["reason"] else "")
+              + f"; planned {planned}; captures: {counts}; {s['results']} results; "
+              f"updated {s['updated_utc']}"
+              + (f"; last error: {s['last_error']}" if s["last_error"] else ""))
+    return 0
+
+
+# -- listing ------------------------------------------------------------------------------
+_CAPTURE_FIELDS = ("capture_id", "session_id", "seq", "status", "samples", "lost_samples",
+                   "duration_s", "end_reason", "started_utc", "ended_utc", "path", "error")
+
+
+def _capture_record(c: CaptureRow, n_results: int) -> dict[str, Any]:
+    rec = {k: getattr(c, k) for k in _CAPTURE_FIELDS}
+    rec["results"] = n_results
+    s = c.summary or {}
+    for key in ("gaps", "effective_rate_hz", "trigger_latency_ms", "release_error_ms"):
+        rec[key] = s.get(key)
+    return rec
+
+
+def _emit(records: list[dict[str, Any]], fmt: str, columns: list[str]) -> None:
+    if fmt == "json":
+        print(json.dumps(records, indent=2))
+        return
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        w.writerows(records)
+        sys.stdout.write(buf.getvalue())
+        return
+    widths = {c: max(len(c), *(len(_cell(r.get(c))) for r in records)) if records else len(c)
+              for c in columns}
+    print("  ".join(c.ljust(widths[c]) for c in columns))
+    for r in records:
+        print("  ".join(_cell(r.get(c)).ljust(widths[c]) for c in columns))
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def cmd_captures_list(args: argparse.Namespace) -> int:
+    with open_catalog(settings_of(args)) as cat:
+        caps = cat.captures(args.session, status=args.status)
+        n: dict[str, int] = {}
+        for r in cat.results(session_id=args.session):
+            n[r.capture_id] = n.get(r.capture_id, 0) + 1
+        records = [_capture_record(c, n.get(c.capture_id, 0)) for c in caps]
+    columns = ["capture_id", "session_id", "seq", "status", "duration_s", "samples",
+               "lost_samples", "end_reason", "results"]
+    if args.format != "table":
+        columns = [*_CAPTURE_FIELDS, "results", "gaps", "effective_rate_hz",
+                   "trigger_latency_ms", "release_error_ms"]
+    _emit(records, args.format, columns)
+    return 0
+
+
+def cmd_captures_show(args: argparse.Namespace) -> int:
+    with open_catalog(settings_of(args)) as cat:
+        c = cat.capture(args.capture_id)
+        results = cat.results(capture_id=c.capture_id)
+        errors = cat.errors(capture_id=c.capture_id)
+    rec = {**_capture_record(c, len(results)), "pose_deg": c.pose, "summary": c.summary,
+           "results": [_result_record(r, None) for r in results],
+           "errors": [e.message for e in errors]}
+    print(json.dumps(rec, indent=2))
+    return 0
+
+
+def _result_record(r: ResultRow, seq: int | None) -> dict[str, Any]:
+    res = r.result()
+    rec: dict[str, Any] = {"result_id": r.result_id, "capture_id": r.capture_id, "seq": seq,
+                           "method": r.method, "created_utc": r.created_utc,
+                           "fit_arm": r.fit_arm, "fit_pendulum": r.fit_pendulum,
+                           "compute_seconds": r.compute_seconds,
+                           "normalized_compute_time": res.normalized_compute_time,
+                           "software_version": r.software_version, "path": r.path}
+    for name in PARAM_NAMES:
+        p = res.parameters.get(name)
+        rec[name] = None if p is None else p.value
+        rec[f"{name}_ci95_lo"] = None if p is None or p.ci95 is None else p.ci95[0]
+        rec[f"{name}_ci95_hi"] = None if p is None or p.ci95 is None else p.ci95[1]
+    return rec
+
+
+def cmd_results_list(args: argparse.Namespace) -> int:
+    with open_catalog(settings_of(args)) as cat:
+        rows = cat.results(session_id=args.session, capture_id=args.capture, method=args.method)
+        seqs = {c.capture_id: c.seq for c in cat.captures(args.session)}
+        records = [_result_record(r, seqs.get(r.capture_id)) for r in rows]
+    base = ["result_id", "capture_id", "seq", "method", "fit_arm", "fit_pendulum",
+            "compute_seconds"]
+    if args.format == "table":
+        columns = [*base, "mu_d0", "mu_v0", "mu_d1", "mu_v1"]
+    else:
+        columns = [*base, "normalized_compute_time", "created_utc", "software_version",
+                   *[f"{n}{s}" for n in PARAM_NAMES for s in ("", "_ci95_lo", "_ci95_hi")],
+                   "path"]
+    _emit(records, args.format, columns)
+    return 0
+
+
+# -- re-identification --------------------------------------------------------------------
+def cmd_reidentify(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    with open_catalog(settings) as cat:
+        done, published = asyncio.run(_reidentify(settings, cat, args.capture_id, args.method))
+    result = done.result
+    print(f"{result_line(result)}; result {done.kept['result_id']} -> {done.kept['path']}")
+    topic = Topics(settings.mqtt.rig_id).result(done.capture_id, result.method)
+    print(f"published {topic}" if published else
+          "not published yet: no MQTT broker took it; it waits in the outbox for the next "
+          "service to start (the catalog has it)")
+    return 0
+
+
+async def _reidentify(settings: Settings, cat: Catalog, capture_id: str, method: str
+                      ) -> tuple[Reidentified, bool]:
+    """Identified here (with a progress bar), kept in the catalog, published via the outbox."""
+    root = Path(settings.storage.directory)
+    # a connection of its own beside a running service: its own client id, no status
+    cfg = settings.mqtt.model_copy(
+        update={"client_id": f"hilrig-{settings.mqtt.rig_id}-reidentify-{os.getpid()}"})
+    online = await probe_broker(*parse_mqtt_url(cfg.url), cfg.connect_timeout_s)
+    outbox = Outbox(root)
+    try:
+        courier = Courier(cfg, outbox, announce=False, drain_timeout_s=cfg.connect_timeout_s + 5)
+        async with courier if online else contextlib.nullcontext(courier):
+            reidentifier = Reidentifier(CatalogArchive(cat, root), _identify_here,
+                                        publish=lambda cid, r: courier.put_result(
+                                            cid, r.method, r))
+            try:
+                done = await reidentifier.run(capture_id, method)
+            except ArchiveError as exc:
+                raise UsageError(str(exc)) from None
+        return done, online and courier.pending == 0
+    finally:
+        outbox.close()
+
+
+async def _identify_here(path: Path, method: str) -> IdentificationResult:
+    """In a thread of this process, so the courier's connection stays served meanwhile."""
+    bar = ProgressBar(f"identify {method}")
+    try:
+        return await asyncio.to_thread(
+            lambda: identify(to_measurement(read_capture(path)), method=method, progress=bar))
+    finally:
+        bar.close()

@@ -1,0 +1,45 @@
+"""`hilrig emulate-firmware`: the bridge firmware emulated on a pseudo-terminal.
+
+A test tool: this module is the only one of daq that imports it (an import contract
+says so), and only this command loads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from drivers.emulator import EmulatorConfig, FirmwareEmulator, parse_window
+
+from ._usage import UsageError, settings_of
+
+__all__ = ["cmd_emulate_firmware"]
+
+
+def cmd_emulate_firmware(args: argparse.Namespace) -> int:
+    try:
+        windows = {name: parse_window(getattr(args, name), f"--{name}")
+                   if getattr(args, name) else None for name in ("stall", "vanish", "garbage")}
+        cfg = EmulatorConfig(
+            corrupt=args.corrupt, drop=args.drop, reset_at=args.reset, version=args.version,
+            latch=args.latch, pose_deg=tuple(args.pose), link=args.link, paced=not args.unpaced,
+            rate_hz=int(settings_of(args).sample_rate_hz), stall=windows["stall"],
+            vanish=windows["vanish"], garbage=windows["garbage"])
+    except ValueError as exc:
+        raise UsageError(f"emulate-firmware: {exc}") from None
+    emu = FirmwareEmulator(cfg)
+    signal.signal(signal.SIGTERM, lambda *_: emu.stop())
+    emu.start()
+    print(emu.port, flush=True)
+    print(f"hilrig: emulating the bridge firmware on {emu.pty_path}"
+          + (f" (link {cfg.link})" if cfg.link else "") + f", boot {emu.boot_id:016x}; "
+          "Ctrl-C stops", file=sys.stderr, flush=True)
+    try:
+        while emu.running:
+            emu.wait(1.0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        emu.stop()
+    return 1 if emu.error else 0

@@ -1,0 +1,229 @@
+"""Commands that run a live rig: run, serve, session start|resume; and the tools beside them:
+worker, monitor, cmd.
+
+Every live rig is built and wired in _wiring.py; failures while running exit with 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..mqtt import COMMANDS, monitor, parse_mqtt_url, send_command
+from ..runtime import (
+    PlainRun,
+    RigDaemon,
+    SessionPlan,
+    SessionRun,
+    load_plan,
+    new_session_id,
+    parse_plan,
+    releaser_for,
+    run_worker,
+)
+from ..storage import Catalog
+from ._catalog import open_catalog, pid_alive, session_row
+from ._progress import session_progress_printer
+from ._usage import UsageError, settings_of
+from ._wiring import bridge_source, sim_source, wired
+
+__all__ = ["cmd_cmd", "cmd_monitor", "cmd_run", "cmd_serve",
+           "cmd_session_resume", "cmd_session_start", "cmd_worker"]
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+# -- run ----------------------------------------------------------------------------------
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.sim == bool(args.port):
+        raise UsageError("run: choose one source: --sim or --port PATH")
+    if args.captures is not None and args.captures < 1:
+        raise UsageError(f"--captures must be >= 1, got {args.captures}")
+    settings = settings_of(args)
+    source = (bridge_source(settings, args.port) if args.port
+              else sim_source(settings, paced=not args.unpaced))
+    try:
+        return asyncio.run(_run(settings, source, args))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _run(settings: Settings, source: Any, args: argparse.Namespace) -> int:
+    async with wired(settings, source, say) as rig:
+        run = PlainRun(settings, rig.source, rig.courier, captures=args.captures,
+                       method=args.method, say=say)
+        run.register_commands(rig.router)
+        report = await run.run()
+    return 1 if report.failed else 0
+
+
+# -- serve ----------------------------------------------------------------------------------
+def cmd_serve(args: argparse.Namespace) -> int:
+    if args.sim == bool(args.port):
+        raise UsageError("serve: choose one source: --sim or --port PATH")
+    settings = settings_of(args)
+    source = (bridge_source(settings, args.port) if args.port
+              else sim_source(settings, paced=not args.unpaced, auto_release=False))
+    return asyncio.run(_serve(settings, source))
+
+
+async def _serve(settings: Settings, source: Any) -> int:
+    async with wired(settings, source, say) as rig:
+        with Catalog.open(Path(settings.storage.directory)) as catalog:
+            daemon = RigDaemon(settings, rig.source, rig.courier, rig.router, catalog, say=say)
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, daemon.stop)
+            await daemon.run()
+    return 0
+
+
+# -- sessions -----------------------------------------------------------------------------
+def _plan_of(args: argparse.Namespace) -> SessionPlan:
+    """The plan file (if any) with the command line's overrides, checked."""
+    if args.sim and args.port:
+        raise UsageError("session start: choose one source: --sim or --port PATH")
+    overrides: dict[str, Any] = {}
+    if args.captures is not None:
+        overrides["captures"] = args.captures
+    if args.until is not None:
+        overrides["until_utc"] = args.until
+    if args.sim:
+        overrides["source"] = "sim"
+    if args.port:
+        overrides.update(source="serial", port=args.port,
+                         release="latch" if args.latch else "operator")
+    if args.unpaced:
+        overrides["paced"] = False
+    if args.method:
+        overrides["methods"] = args.method
+    if args.pose:
+        overrides["poses_deg"] = [tuple(p) for p in args.pose]
+    if args.name is not None:
+        overrides["name"] = args.name
+    return (load_plan(Path(args.plan), overrides) if args.plan
+            else parse_plan(overrides, "session start"))
+
+
+def cmd_session_start(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    plan = _plan_of(args)
+    with open_catalog(settings, create=True) as cat:
+        session_id = new_session_id()
+        cat.add_session(session_id, plan.model_dump_json(), name=plan.name)
+    say(f"session {session_id} created")
+    return _run_session_foreground(settings, session_id)
+
+
+def cmd_session_resume(args: argparse.Namespace) -> int:
+    import os
+
+    settings = settings_of(args)
+    with open_catalog(settings) as cat:
+        row = session_row(cat, args.session)
+        if row.status == "done":
+            raise UsageError(f"session {row.session_id} is complete; nothing to resume")
+        if row.status == "running" and pid_alive(row.pid) and row.pid != os.getpid():
+            raise UsageError(f"session {row.session_id} is running (process {row.pid})")
+    say(f"session {row.session_id} resumed")
+    return _run_session_foreground(settings, row.session_id)
+
+
+def _run_session_foreground(settings: Settings, session_id: str) -> int:
+    async def main() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        # a service manager's stop: end now; the session stays resumable (as after a crash)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        return await _session(settings, session_id)
+
+    try:
+        return asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        say(f"session {session_id} interrupted; `hilrig session resume {session_id}` "
+            "continues it")
+        return 130
+
+
+async def _session(settings: Settings, session_id: str) -> int:
+    with open_catalog(settings) as cat:
+        plan = SessionPlan.model_validate_json(cat.session(session_id).plan_json)
+        source = (bridge_source(settings, plan.port or "") if plan.source == "serial"
+                  else sim_source(settings, paced=plan.paced, pose_deg=plan.pose(1),
+                                  auto_release=False))
+        async with wired(settings, source, say, banner=f"hilrig: session {session_id},") as rig:
+            session = SessionRun(settings, rig.source, rig.courier, plan=plan, catalog=cat,
+                                 session_id=session_id, releaser=releaser_for(plan, rig.source),
+                                 say=say, on_progress=session_progress_printer(say))
+            session.register_commands(rig.router)
+            await session.run()
+        row = cat.session(session_id)
+    if row.status == "stopped":
+        say(f"session {session_id} stopped ({row.reason}); `hilrig session resume "
+            f"{session_id}` continues it")
+    return 1 if row.status == "stopped" and row.reason != "stop requested" else 0
+
+
+# -- tools beside a live rig --------------------------------------------------------------
+def _check_url(url: str | None) -> None:
+    """A given --url must be mqtt://host[:port] (a usage error otherwise)."""
+    if url is not None:
+        try:
+            parse_mqtt_url(url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
+
+
+def cmd_cmd(args: argparse.Namespace) -> int:
+    if args.verb not in COMMANDS:
+        raise UsageError(f"cmd: unknown verb {args.verb!r}; verbs: {', '.join(COMMANDS)}")
+    try:
+        body = json.loads(args.body) if args.body else {}
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"cmd: the request is not valid JSON: {exc.msg} at column "
+                         f"{exc.colno}") from None
+    if not isinstance(body, dict):
+        raise UsageError("cmd: the request must be a JSON object")
+    _check_url(args.url)
+    settings = settings_of(args)
+    reply = asyncio.run(send_command(settings.mqtt, args.verb, body, url=args.url,
+                                     timeout_s=args.timeout))
+    print(json.dumps(reply, indent=2))
+    return 0 if reply.get("ok") else 1
+
+
+def _interruptible(run: Callable[[], Any]) -> int | None:
+    try:
+        run()
+    except KeyboardInterrupt:
+        return 130
+    return None
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    _check_url(args.url)
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise UsageError(f"--max-jobs must be >= 1, got {args.max_jobs}")
+    stopped = _interruptible(lambda: asyncio.run(
+        run_worker(settings.mqtt, url=args.url, max_jobs=args.max_jobs, say=say)))
+    return 0 if stopped is None else stopped
+
+
+def cmd_monitor(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    _check_url(args.url)
+    seen: list[int] = []
+    stopped = _interruptible(lambda: seen.append(asyncio.run(
+        monitor(settings.mqtt, url=args.url, max_messages=args.count, timeout_s=args.timeout))))
+    if stopped is not None:
+        return stopped
+    return 0 if seen[0] or args.count is None else 1

@@ -1,0 +1,208 @@
+"""Offline commands on capture files: simulate, identify, compare, export.
+
+They need no broker and no rig; bad arguments or files are one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+from pydantic import ValidationError
+
+from identify import (
+    METHODS,
+    PARAM_NAMES,
+    TABLE_III_TRUTH,
+    FrictionParams,
+    IdentificationResult,
+    Measurement,
+    identify,
+)
+from identify._result import format_fit  # MERGE: identify.format_fit
+
+from ..acquisition import Capture, TriggerInfo, to_measurement
+from ..config import Settings, first_error
+from ..storage import read_capture, write_capture_csv, write_capture_h5
+from ._progress import ProgressBar
+from ._usage import UsageError, settings_of
+
+__all__ = ["cmd_compare", "cmd_export", "cmd_identify", "cmd_simulate", "format_result"]
+
+
+def _friction_arg(text: str) -> FrictionParams:
+    """A JSON object with any of the ten names (or an IdentificationResult's parameters)."""
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--friction: cannot read {text[1:]}: {exc.strerror}") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--friction: not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if isinstance(obj, dict) and isinstance(obj.get("parameters"), dict):
+        obj = obj["parameters"]  # a whole IdentificationResult
+    if not isinstance(obj, dict):
+        raise UsageError("--friction: expected a JSON object of friction parameters")
+    unknown = sorted(set(obj) - set(PARAM_NAMES))
+    if unknown:
+        raise UsageError(f"--friction: unknown parameter {unknown[0]!r}; "
+                         f"names are {', '.join(PARAM_NAMES)}")
+    values = TABLE_III_TRUTH.model_dump()
+    for name, v in obj.items():
+        if isinstance(v, dict):  # {"value": x, ...} from a result; fall back to the assumed value
+            v = v.get("value") if v.get("value") is not None else v.get("assumed")
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise UsageError(f"--friction: {name} must be a finite number, got {v!r}")
+        values[name] = float(v)
+    try:
+        return FrictionParams(**values)
+    except ValidationError as exc:  # name the parameter and the rule it breaks
+        err = exc.errors()[0]
+        raise UsageError(f"--friction: {first_error(exc, '(parameters)')}, "
+                         f"got {err.get('input')!r}") from None
+
+
+def _check_out_free(out: Path, force: bool) -> None:
+    # before any work; the writer still refuses atomically should the file appear meanwhile
+    if not force and out.exists():
+        raise UsageError(f"--out {out}: already exists; use --force to overwrite")
+
+
+# -- simulate -----------------------------------------------------------------------------
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from drivers.sim import SimulatedRig
+
+    settings = settings_of(args)
+    out = Path(args.out)
+    if out.suffix.lower() not in (".h5", ".hdf5", ".csv"):
+        raise UsageError(f"--out {out}: the file must end in .h5 or .csv")
+    _check_out_free(out, args.force)
+    if not args.duration > 0:
+        raise UsageError(f"--duration must be positive, got {args.duration}")
+    if args.rest < 0:
+        raise UsageError(f"--rest must be >= 0, got {args.rest}")
+    rig = settings.rig.model_copy(update={"tilt_deg": args.tilt}) if args.tilt is not None \
+        else settings.rig
+    if not 0 <= rig.tilt_deg < 90:
+        raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
+    friction = _friction_arg(args.friction) if args.friction else settings.sim.friction
+    rate = settings.sample_rate_hz
+    src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
+                       rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
+                       hold_s=args.rest)
+    total = int(round(args.rest * rate)) + int(round(args.duration * rate)) + 1
+    bar = ProgressBar("simulate")
+    chunks = []
+    done = 0
+    while done < total:
+        n = min(10_000, total - done)
+        chunks.append(src.read(n).counts)
+        done += n
+        bar(done / total, f"{done / rate:.1f} s")
+    bar.close()
+    counts = np.concatenate(chunks)
+    capture = Capture(
+        capture_id=out.stem, sample_index=np.arange(total, dtype=np.int64), counts=counts,
+        sample_rate_hz=rate, counts_per_rev=src.info.counts_per_rev, rig=rig, source=src.info,
+        trigger=TriggerInfo(onset_index=src.release_index, start_index=0, end_index=total,
+                            end_reason="duration"))
+    writer = write_capture_csv if out.suffix.lower() == ".csv" else write_capture_h5
+    writer(out, capture, overwrite=args.force)
+    print(f"wrote {out}: {total} samples, {args.duration:g} s after release from "
+          f"({args.theta0:g}, {args.theta1:g}) deg, tilt {rig.tilt_deg:g} deg")
+    return 0
+
+
+# -- identify -----------------------------------------------------------------------------
+def _load_measurement(path: str, tilt: float | None, settings: Settings) -> Measurement:
+    capture = read_capture(path)
+    # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
+    rig = capture.rig if capture.source.kind != "replay" else settings.rig
+    rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
+    if not 0 <= rig.tilt_deg < 90:
+        raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
+    return to_measurement(capture, rig)
+
+
+def cmd_identify(args: argparse.Namespace) -> int:
+    m = _load_measurement(args.file, args.tilt, settings_of(args))
+    bar = ProgressBar(f"identify {args.method}")
+    try:
+        result = identify(m, method=args.method, progress=bar)
+    finally:
+        bar.close()
+    if args.json:
+        print(result.to_json(indent=2))
+    else:
+        print(format_result(result))
+    return 0
+
+
+def format_result(result: IdentificationResult) -> str:
+    lines = [f"method {result.method}, capture {result.capture_id or '-'}, "
+             f"{result.capture_seconds:.2f} s at {result.sample_rate_hz:g} Hz, "
+             f"{result.lost_samples} samples lost",
+             f"{'parameter':<10} {'value':>12} {'95 % interval':>27}  note"]
+    for name, p in result.parameters.items():
+        val = "n/i" if p.value is None else f"{p.value:.5g}"
+        ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
+        lines.append(f"{name:<10} {val:>12} {ci:>27}  {p.note}")
+    lines.append(f"goodness of fit (seed 000 eq. 53): {format_fit(result.fit_percent)}")
+    lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
+                 f"{result.normalized_compute_time:.3g}")
+    return "\n".join(lines)
+
+
+# -- compare ----------------------------------------------------------------------------
+def cmd_compare(args: argparse.Namespace) -> int:
+    from identify._compare import (  # MERGE: identify.report
+        compare_methods,
+        parameter_table,
+        table_v,
+    )
+
+    m = _load_measurement(args.file, args.tilt, settings_of(args))
+    methods = args.methods.split(",") if args.methods else None
+    unknown = [x for x in methods or [] if x not in METHODS]
+    if unknown:
+        raise UsageError(f"--methods: unknown method {unknown[0]!r}; choose from "
+                         f"{', '.join(sorted(METHODS))}")
+    bar = ProgressBar("compare")
+    try:
+        results = compare_methods(m, methods, progress=bar)
+    finally:
+        bar.close()
+    print(table_v(results))
+    print()
+    print(parameter_table(results))
+    if args.plot:
+        from identify._plots import write_figures  # MERGE: identify.report
+        from identify._uas import run_uas  # MERGE: identify.methods
+
+        if not any("initial_state" in r.diagnostics for r in results):
+            results.append(identify(m, method="grey-box"))
+        paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m))
+        for path in paths:
+            print(f"wrote {path}")
+    return 0
+
+
+# -- export -------------------------------------------------------------------------------
+def cmd_export(args: argparse.Namespace) -> int:
+    settings_of(args)  # a given --config must be valid even where no key applies
+    capture = read_capture(args.file)
+    out = Path(args.out)
+    _check_out_free(out, args.force)
+    if out.suffix.lower() == ".csv":
+        write_capture_csv(out, capture, overwrite=args.force)
+    elif out.suffix.lower() in (".h5", ".hdf5"):
+        write_capture_h5(out, capture, overwrite=args.force)
+    else:
+        raise UsageError(f"--out {out}: the file must end in .csv or .h5")
+    print(f"wrote {out}: {len(capture)} samples")
+    return 0

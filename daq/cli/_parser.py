@@ -1,0 +1,215 @@
+"""The `hilrig` command line: one parser for every command.
+
+Each command names its handler as "module:function" of this package; `main` imports
+only the module of the command being run, so `hilrig --help` and a catalog listing
+never load the identification or acquisition code they do not need.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ._usage import EXIT_USAGE
+
+__all__ = ["build_parser"]
+
+DESCRIPTION = "hilrig: data acquisition and friction identification for pendulum rigs"
+_FORMATS: dict[str, Any] = {"choices": ("table", "csv", "json"), "default": "table"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (the usage stays available with --help)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"hilrig: error: {self.prog.removeprefix('hilrig ')}: {message}\n"
+                  if self.prog != "hilrig" else f"hilrig: error: {message}\n")
+
+
+def _methods() -> list[str]:
+    from identify import METHODS
+
+    return sorted(METHODS)
+
+
+def _default_method() -> str:
+    from identify._methods import DEFAULT_METHOD  # MERGE: identify.DEFAULT_METHOD
+
+    return DEFAULT_METHOD
+
+
+def _utc_arg(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from None
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} needs a time zone, e.g. 2026-11-23T07:00Z")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="hilrig", description=DESCRIPTION)
+    p.add_argument("--config", type=Path,
+                   help="TOML settings file (see deploy/hilrig.example.toml)")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    methods = _methods()
+    _offline_commands(sub, methods)
+    _live_commands(sub, methods)
+    _tool_commands(sub)
+    _session_commands(sub, methods)
+    _catalog_commands(sub, methods)
+    return p
+
+
+def _offline_commands(sub: Any, methods: list[str]) -> None:
+    s = sub.add_parser("simulate", help="simulate a free decay of the rig into a capture file")
+    s.add_argument("--out", required=True, help="FILE.h5 or FILE.csv")
+    s.add_argument("--tilt", type=float, help="tilt of the arm axis, degrees (default: config, 10)")
+    s.add_argument("--theta0", type=float, default=0.0, help="arm release angle, degrees")
+    s.add_argument("--theta1", type=float, default=120.0, help="pendulum release angle, degrees")
+    s.add_argument("--duration", type=float, default=35.0, help="seconds after release")
+    s.add_argument("--rest", type=float, default=0.5, help="seconds held still before release")
+    s.add_argument("--friction", help="JSON object of friction parameters (or @file.json)")
+    s.add_argument("--force", action="store_true", help="overwrite an existing file")
+    s.set_defaults(handler="_offline:cmd_simulate")
+
+    i = sub.add_parser("identify", help="identify the friction parameters of a capture file")
+    i.add_argument("file", help="capture FILE.h5 or FILE.csv (header t,theta0,theta1)")
+    i.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+    i.add_argument("--method", default=_default_method(), choices=methods)
+    i.add_argument("--json", action="store_true", help="print only the result as JSON")
+    i.set_defaults(handler="_offline:cmd_identify")
+
+    c = sub.add_parser("compare", help="run every method on a capture: the seed's Table V")
+    c.add_argument("file", help="capture FILE.h5 or FILE.csv")
+    c.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+    c.add_argument("--methods", help="comma-separated subset (default: all)")
+    c.add_argument("--plot", metavar="DIR", help="write PNG figures like seed 000 Figs. 4-7")
+    c.set_defaults(handler="_offline:cmd_compare")
+
+    e = sub.add_parser("export", help="convert a capture between HDF5 and CSV")
+    e.add_argument("file")
+    e.add_argument("--out", required=True)
+    e.add_argument("--force", action="store_true")
+    e.set_defaults(handler="_offline:cmd_export")
+
+
+def _live_commands(sub: Any, methods: list[str]) -> None:
+    r = sub.add_parser("run", help="run the acquisition service")
+    r.add_argument("--sim", action="store_true", help="use the simulated rig")
+    r.add_argument("--port", metavar="PATH", help="use the serial bridge on this port")
+    r.add_argument("--captures", type=int, help="stop after N identified captures")
+    r.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
+    r.add_argument("--method", default=None, choices=methods)
+    r.set_defaults(handler="_live:cmd_run")
+
+    sv = sub.add_parser("serve", help="the rig's daemon: idle between sessions, started and "
+                                      "driven by MQTT commands (docs/mqtt.md)")
+    sv.add_argument("--sim", action="store_true", help="the simulated rig")
+    sv.add_argument("--port", metavar="PATH", help="the serial bridge on this port")
+    sv.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
+    sv.set_defaults(handler="_live:cmd_serve")
+
+    wk = sub.add_parser("worker", help="identify captures offloaded by rig services "
+                                       "(identify.offload), from a shared MQTT subscription")
+    wk.add_argument("--url", help="broker URL (default: config mqtt.url)")
+    wk.add_argument("--max-jobs", type=int, help="stop after N jobs")
+    wk.set_defaults(handler="_live:cmd_worker")
+
+
+def _tool_commands(sub: Any) -> None:
+    ef = sub.add_parser("emulate-firmware",
+                        help="emulate the bridge firmware on a pseudo-terminal (prints its path)")
+    ef.add_argument("--link", metavar="PATH", help="keep a symlink here to the current pty")
+    ef.add_argument("--corrupt", type=float, default=0.0, metavar="P",
+                    help="probability per frame of a flipped bit")
+    ef.add_argument("--drop", type=float, default=0.0, metavar="P",
+                    help="probability per frame of a lost byte")
+    ef.add_argument("--stall", metavar="T:S",
+                    help="send nothing from T for S seconds (T: seconds after the first START)")
+    ef.add_argument("--reset", type=float, metavar="T", help="reset the board at T")
+    ef.add_argument("--vanish", metavar="T:S", help="the port disappears at T for S seconds")
+    ef.add_argument("--version", type=int, default=1, help="protocol major version to speak")
+    ef.add_argument("--garbage", nargs="?", const="0:inf", metavar="T:S",
+                    help="random bytes instead of frames (default: from the start, for ever)")
+    ef.add_argument("--pose", type=float, nargs=2, default=(0.0, 120.0), metavar="DEG",
+                    help="release pose: arm, pendulum (degrees)")
+    ef.add_argument("--unpaced", action="store_true", help="stream as fast as the host reads")
+    ef.add_argument("--latch", action="store_true",
+                    help="a release latch (protocol 1.1): held at the pose until RELEASE")
+    ef.set_defaults(handler="_emulate:cmd_emulate_firmware")
+
+    mo = sub.add_parser("monitor", help="print what the service publishes")
+    mo.add_argument("--url", help="broker URL (default: config mqtt.url)")
+    mo.add_argument("--count", type=int, help="stop after N messages")
+    mo.add_argument("--timeout", type=float, help="stop after S seconds")
+    mo.set_defaults(handler="_live:cmd_monitor")
+
+    cm = sub.add_parser("cmd", help="send a command to the running service over MQTT")
+    cm.add_argument("verb", help="arm, abort, release, identify, session/start|stop|pause|resume")
+    cm.add_argument("body", nargs="?", help='the request as JSON, e.g. \'{"capture_id": "..."}\'')
+    cm.add_argument("--url", help="broker URL (default: config mqtt.url)")
+    cm.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the reply")
+    cm.set_defaults(handler="_live:cmd_cmd")
+
+
+def _session_commands(sub: Any, methods: list[str]) -> None:
+    s = sub.add_parser("session", help="unattended capture sessions")
+    ss = s.add_subparsers(dest="session_command", required=True, parser_class=_Parser)
+    st = ss.add_parser("start", help="start a session from a plan (runs in the foreground)")
+    st.add_argument("plan", nargs="?", help="PLAN.toml ([session] table or top level)")
+    st.add_argument("--captures", type=int, help="captures to complete")
+    st.add_argument("--until", type=_utc_arg, help="no release after this UTC time")
+    st.add_argument("--sim", action="store_true", help="the simulated rig (default)")
+    st.add_argument("--port", metavar="PATH", help="the serial bridge (operator release)")
+    st.add_argument("--latch", action="store_true",
+                    help="with --port: the bridge opens its release latch (else an operator)")
+    st.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
+    st.add_argument("--method", action="append", choices=methods,
+                    help="identification method (repeat for several)")
+    st.add_argument("--pose", type=float, nargs=2, action="append", metavar=("ARM", "PEND"),
+                    help="release pose in degrees (repeat to cycle through several)")
+    st.add_argument("--name", help="free text shown with the session")
+    st.set_defaults(handler="_live:cmd_session_start")
+    for verb, handler, text in (("resume", "_live:cmd_session_resume", "continue a session"),
+                                ("stop", "_catalog:cmd_session_stop",
+                                 "ask a running session to stop"),
+                                ("status", "_catalog:cmd_session_status",
+                                 "where a session stands")):
+        p = ss.add_parser(verb, help=text)
+        p.add_argument("session", nargs="?", help="session id (default: the latest)")
+        p.set_defaults(handler=handler)
+        if verb == "status":
+            p.add_argument("--json", action="store_true")
+            p.add_argument("--all", action="store_true", help="every session")
+
+
+def _catalog_commands(sub: Any, methods: list[str]) -> None:
+    c = sub.add_parser("captures", help="captures in the catalog")
+    cs = c.add_subparsers(dest="captures_command", required=True, parser_class=_Parser)
+    cl = cs.add_parser("list", help="one line per capture")
+    cl.add_argument("--session")
+    cl.add_argument("--status")
+    cl.add_argument("--format", **_FORMATS)
+    cl.set_defaults(handler="_catalog:cmd_captures_list")
+    cw = cs.add_parser("show", help="one capture with its summary, results and errors (JSON)")
+    cw.add_argument("capture_id")
+    cw.set_defaults(handler="_catalog:cmd_captures_show")
+
+    r = sub.add_parser("results", help="identification results in the catalog")
+    rs = r.add_subparsers(dest="results_command", required=True, parser_class=_Parser)
+    rl = rs.add_parser("list", help="one line per result, with parameters, fit, compute time")
+    rl.add_argument("--session")
+    rl.add_argument("--capture")
+    rl.add_argument("--method", choices=methods)
+    rl.add_argument("--format", **_FORMATS)
+    rl.set_defaults(handler="_catalog:cmd_results_list")
+
+    ri = sub.add_parser("reidentify", help="identify an archived capture again (adds a result)")
+    ri.add_argument("capture_id")
+    ri.add_argument("--method", required=True, choices=methods)
+    ri.set_defaults(handler="_catalog:cmd_reidentify")

@@ -1,0 +1,71 @@
+"""Progress on a terminal: a bar for long offline work, a line per change of a session."""
+
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
+
+__all__ = ["ProgressBar", "duration_text", "session_progress_printer"]
+
+
+class ProgressBar:
+    """Callable as progress(fraction, message); draws on stderr, throttled to 10 Hz."""
+
+    def __init__(self, label: str, enabled: bool | None = None, stream: TextIO = sys.stderr,
+                 width: int = 30) -> None:
+        self.label, self.stream, self.width = label, stream, width
+        self.enabled = sys.stdout.isatty() if enabled is None else enabled
+        self._last = 0.0
+        self._start = time.monotonic()
+
+    def __call__(self, fraction: float, message: str = "") -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1 and fraction < 1.0:
+            return
+        self._last = now
+        f = min(1.0, max(0.0, fraction))
+        filled = int(round(f * self.width))
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {f * 100:5.1f}% {now - self._start:5.1f}s "
+                          f"{message[:40]:<40}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self(1.0, "done")
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def session_progress_printer(say: Callable[[str], None]) -> Callable[[dict[str, Any]], None]:
+    last: list[tuple[Any, ...]] = []
+
+    def show(p: dict[str, Any]) -> None:
+        key = (p["state"], p["done"], p["failed"], p["timeout"], p["interrupted"])
+        if last and last[-1] == key:
+            return
+        last[:] = [key]
+        planned = p["planned"]
+        width = 20
+        if planned:
+            filled = round(width * min(1.0, (p["done"] + p["failed"]) / planned))
+            bar = "[" + "#" * filled + "-" * (width - filled) + f"] {p['done']}/{planned} done"
+        else:
+            bar = f"{p['done']} done (until {p['until_utc']})"
+        eta = "" if p["eta_s"] is None else f", ETA {duration_text(p['eta_s'])}"
+        say(f"progress {bar}, {p['failed']} failed, {p['timeout']} timed out, "
+            f"{p['interrupted']} interrupted, {p['in_flight']} identifying{eta}, "
+            f"{p['rss_mb']:.0f} MB ({p['state']})")
+
+    return show
+
+
+def duration_text(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"

@@ -1,0 +1,85 @@
+"""The one place that builds concrete sources and wires a live rig to its broker.
+
+`hilrig run`, `hilrig serve` and `hilrig session start|resume` all start the same way:
+the source (the simulated rig, or the bridge on a serial port, opened and handshaken
+first), a broker (the configured one, or the embedded fallback), the durable outbox in
+the storage directory, the command router and the courier that owns the connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from drivers import Source
+
+from ..config import Settings
+from ..mqtt import CommandRouter, Courier, resolve_broker
+from ..storage import Outbox
+from ._usage import UsageError
+
+__all__ = ["Wired", "bridge_source", "sim_source", "wired"]
+
+
+def sim_source(settings: Settings, *, paced: bool, pose_deg: tuple[float, float] | None = None,
+               auto_release: bool = True) -> Source:
+    """The simulated rig of the settings ([sim]), held at `pose_deg` (default: sim.pose_deg).
+
+    With `auto_release` it lets go after sim.hold_s by itself (a plain run); without, it
+    waits to be released (a session's releaser, or a command).
+    """
+    from drivers.sim import SimulatedRig
+
+    sim = settings.sim
+    return SimulatedRig(rig=settings.rig, friction=sim.friction,
+                        pose_deg=pose_deg if pose_deg is not None else sim.pose_deg,
+                        rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
+                        block_size=sim.block_size, paced=paced, hold_s=sim.hold_s,
+                        auto_release=auto_release)
+
+
+def bridge_source(settings: Settings, port: str) -> Source:
+    """The serial bridge on `port` at the configured rate (a whole number of Hz)."""
+    from drivers.serial import SerialBridge
+
+    rate = settings.sample_rate_hz
+    if rate != int(rate):
+        raise UsageError(f"--port: sample_rate_hz must be a whole number of Hz for the "
+                         f"bridge, got {rate}")
+    return SerialBridge(port, rate_hz=int(rate))
+
+
+@dataclass(frozen=True)
+class Wired:
+    """An open source with its broker connection."""
+
+    source: Source
+    url: str
+    courier: Courier
+    router: CommandRouter
+
+
+@asynccontextmanager
+async def wired(settings: Settings, source: Source, say: Callable[[str], None], *,
+                banner: str = "hilrig:") -> AsyncIterator[Wired]:
+    """Open the source, find a broker, and connect the courier (commands on cmd/#).
+
+    The bridge is opened (port, handshake) before anything else, so a wrong port or
+    protocol is one error line before any broker is started. Leaving closes all of it:
+    the courier delivers what it can within its drain time, the outbox keeps the rest.
+    """
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(source)
+        url = await stack.enter_async_context(resolve_broker(settings.mqtt))
+        rig_id = settings.mqtt.rig_id
+        router = CommandRouter(rig_id)
+        say(f"{banner} rig {rig_id}, source {source.info.identity}, broker {url}, "
+            f"topics {router.topics.all}")
+        outbox = Outbox(Path(settings.storage.directory))
+        stack.callback(outbox.close)
+        courier = await stack.enter_async_context(
+            Courier(settings.mqtt, outbox, url=url, source=source.info, commands=router,
+                    on_delivered=lambda topic: say(f"published {topic}")))
+        yield Wired(source, url, courier, router)

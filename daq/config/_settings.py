@@ -1,0 +1,183 @@
+"""Service configuration: one validated pydantic model, from a TOML file and HILRIG_* env vars.
+
+Every key has a documented default; deploy/hilrig.example.toml lists them all.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from identify import TABLE_III_TRUTH, FrictionParams, RigParams
+
+from ._validation import first_error
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class MqttConfig(_Section):
+    url: str = Field("mqtt://127.0.0.1:1883", description="broker URL, mqtt://host:port")
+    rig_id: str = Field("rig1", pattern=r"^[A-Za-z0-9_-]{1,64}$",
+                        description="topic prefix hilrig/<rig_id>/")
+    client_id: str | None = Field(None, description="MQTT client id; default hilrig-<rig_id>")
+    embedded_fallback: bool = Field(
+        True, description="start an embedded broker on 127.0.0.1 if nothing answers at url")
+    connect_timeout_s: float = Field(3.0, gt=0, le=60)
+    keepalive_s: int = Field(10, ge=2, le=600)
+    username: str | None = Field(None, description="broker user (with password or password_file)")
+    password: SecretStr | None = Field(None, description="never logged; prefer password_file")
+    password_file: Path | None = Field(
+        None, description="file holding the password (first line), e.g. a systemd credential")
+    tls: bool = Field(False, description="TLS to the broker (implied by an mqtts:// url)")
+    tls_ca_file: Path | None = Field(None, description="CA bundle that signed the broker's "
+                                                         "certificate (default: the system's)")
+    tls_cert_file: Path | None = Field(None, description="client certificate (optional)")
+    tls_key_file: Path | None = Field(None, description="its key")
+    telemetry_hz: float = Field(
+        100.0, ge=0, le=100, description="live angles and velocities on telemetry; 0: none")
+
+
+    def secret(self) -> str | None:
+        """The password, from password or password_file (read when connecting)."""
+        if self.password is not None:
+            return self.password.get_secret_value()
+        if self.password_file is not None:
+            try:
+                return self.password_file.read_text(encoding="utf-8").splitlines()[0]
+            except (OSError, IndexError) as exc:
+                raise ConnectionError(f"mqtt.password_file {self.password_file}: cannot read "
+                                      f"the password ({getattr(exc, 'strerror', None) or 'empty'})"
+                                      ) from None
+        return None
+
+
+class TriggerConfig(_Section):
+    """Free-decay trigger: ARMED -> RECORDING on motion, -> SETTLED when still."""
+
+    motion_threshold_counts: int = Field(
+        8, ge=1, description="counts either joint must move from its rest value to start")
+    pre_trigger_s: float = Field(0.5, ge=0, le=10, description="history kept before the trigger")
+    still_window_s: float = Field(
+        0.2, gt=0, le=10, description="window over which a joint counts as still")
+    still_band_counts: int = Field(
+        2, ge=0, description="max peak-to-peak counts within the still window")
+    hold_s: float = Field(1.0, gt=0, le=60,
+                          description="both joints still this long ends a capture")
+    max_duration_s: float = Field(
+        110.0, gt=0, le=3600,
+        description="hard end of a capture; with pre_trigger_s it must fit in the ring")
+    bridge_gap_s: float = Field(
+        0.01, ge=0, le=1,
+        description="the trigger (only) sees a gap this short as the last sample held, so a "
+                    "lossy link can still settle; longer gaps restart every window")
+
+
+class RingConfig(_Section):
+    seconds: float = Field(120.0, gt=0, le=3600, description="ring buffer length")
+
+
+class StorageConfig(_Section):
+    directory: Path = Field(Path("hilrig-data"), description="where capture files are written")
+
+
+class SimConfig(_Section):
+    pose_deg: tuple[float, float] = Field((0.0, 120.0), description="release pose: arm, pendulum")
+    hold_s: float = Field(1.0, ge=0, description="time held at the pose before release")
+    friction: FrictionParams = Field(default_factory=lambda: TABLE_III_TRUTH)
+    block_size: int = Field(100, ge=1, le=10_000, description="samples per block")
+
+
+class IdentifyConfig(_Section):
+    method: str = Field("grey-box", description="identification method run on each capture")
+    offload: bool = Field(
+        False, description="publish each capture as a job for `hilrig worker`s instead of "
+                           "identifying it here (needs a broker with shared subscriptions)")
+    job_timeout_s: float = Field(
+        600.0, gt=0, le=86_400,
+        description="a job without all its results after this long is published again")
+
+
+class Settings(BaseSettings):
+    """The whole service configuration."""
+
+    model_config = SettingsConfigDict(env_prefix="HILRIG_", env_nested_delimiter="__",
+                                      extra="forbid", allow_inf_nan=False)
+
+    sample_rate_hz: float = Field(10_000.0, ge=100, le=100_000)
+    counts_per_rev: int = Field(40_000, ge=4, le=2**24)
+    rig: RigParams = Field(default_factory=RigParams)
+    sim: SimConfig = Field(default_factory=SimConfig)
+    mqtt: MqttConfig = Field(default_factory=MqttConfig)
+    trigger: TriggerConfig = Field(default_factory=TriggerConfig)
+    ring: RingConfig = Field(default_factory=RingConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    identify: IdentifyConfig = Field(default_factory=IdentifyConfig)
+
+    @model_validator(mode="after")
+    def _ring_holds_a_whole_capture(self) -> Settings:
+        # the capture is cut from the ring when it ends: a longer one would lose its start
+        longest = self.trigger.pre_trigger_s + self.trigger.max_duration_s
+        if self.ring.seconds < longest + 1.0:
+            raise ValueError(f"ring.seconds ({self.ring.seconds:g}) must exceed "
+                             "trigger.pre_trigger_s + trigger.max_duration_s + 1 s "
+                             f"({longest + 1:g})")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # explicit overrides, then HILRIG_* environment, then the TOML file, then defaults
+        return (init_settings, env_settings, _TomlSource(settings_cls))
+
+
+# read only, never mutated: an empty mapping is a safe default
+_TOML_DATA: ContextVar[dict[str, Any]] = ContextVar("hilrig_toml", default={})  # noqa: B039
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """The already-parsed TOML file of load_settings, as the lowest-priority source."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return _TOML_DATA.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_TOML_DATA.get())
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with a one-line message naming the file and the key."""
+
+
+def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from defaults < TOML file < HILRIG_* environment variables < overrides."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: config file not found") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    token = _TOML_DATA.set(data)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        raise ConfigError(f"{path or 'settings'}: {first_error(exc, '(top level)')}{more}"
+                          ) from None
+    finally:
+        _TOML_DATA.reset(token)

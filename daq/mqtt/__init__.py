@@ -1,0 +1,54 @@
+"""The MQTT contract (docs/mqtt.md): topics, payloads, one connection, the durable courier,
+commands in and replies out, identification jobs for workers, the embedded broker.
+
+A run never awaits the broker: it hands messages to the `Courier`, which owns one
+connection at a time, reconnects, and keeps what must not be lost in the outbox.
+"""
+
+from ._broker import (
+    EmbeddedBroker,
+    client_options,
+    parse_mqtt_url,
+    probe_broker,
+    resolve_broker,
+    uses_tls,
+)
+from ._command_client import send_command
+from ._commands import (
+    COMMANDS,
+    CommandRefused,
+    CommandRouter,
+    IdentifyRequest,
+    Request,
+    SessionStartRequest,
+)
+from ._courier import Courier
+from ._jobs import Job, JobPayload, PendingJobs, result_from_message
+from ._messages import Message, MessageBuilder
+from ._monitor import monitor
+from ._payloads import (
+    PAYLOADS,
+    CapturePayload,
+    CommandReply,
+    Envelope,
+    EventPayload,
+    ResultPayload,
+    SessionPayload,
+    State,
+    StatusPayload,
+    TelemetryPayload,
+    dump_json,
+    jsonable,
+)
+from ._publisher import Publisher
+from ._topics import JOB_SHARE, ROOT, Topics, check_level
+
+__all__ = [
+    "COMMANDS", "JOB_SHARE", "PAYLOADS", "ROOT", "CapturePayload", "CommandRefused",
+    "CommandReply", "CommandRouter", "Courier", "EmbeddedBroker", "Envelope", "EventPayload",
+    "IdentifyRequest", "Job", "JobPayload", "Message", "MessageBuilder", "PendingJobs",
+    "Publisher", "Request", "ResultPayload", "SessionPayload", "SessionStartRequest", "State",
+    "StatusPayload", "TelemetryPayload", "Topics", "check_level", "client_options", "dump_json",
+    "jsonable", "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker",
+    "result_from_message", "send_command", "uses_tls",
+]

@@ -1,0 +1,140 @@
+"""Commands over MQTT: ``hilrig/<rig_id>/cmd/<verb>`` in, a hilrig.reply/1 out.
+
+A request is a JSON object (an empty payload is ``{}``) validated by the verb's
+pydantic model. The reply goes to the request's MQTT v5 response topic with its
+correlation data; an MQTT 3.1.1 client puts ``"reply_to"`` (a topic under
+``hilrig/<rig_id>/reply/``) and ``"correlation_id"`` in the request instead, and
+without ``reply_to`` the reply goes to ``hilrig/<rig_id>/reply/<verb>``. Anything
+malformed, unknown or not allowed now gets ``"ok": false`` and a one-line ``"error"``,
+and changes nothing.
+
+Verbs: arm, abort, release, identify, session/start, session/stop, session/pause,
+session/resume (docs/mqtt.md says what each does and when it is allowed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from identify import METHODS
+
+from ..config import first_error, one_line
+from ._topics import Topics
+
+__all__ = ["COMMANDS", "CommandRefused", "CommandRouter", "Request"]
+
+
+class CommandRefused(Exception):
+    """Well-formed but not allowed now (or not possible); the message is the reply's error."""
+
+
+class Request(BaseModel):
+    """Fields every request may carry (3.1.1 clients' reply routing)."""
+
+    model_config = ConfigDict(extra="forbid")
+    correlation_id: str | None = Field(None, max_length=200)
+    reply_to: str | None = Field(None, max_length=300)
+
+
+class Empty(Request):
+    pass
+
+
+class IdentifyRequest(Request):
+    capture_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$",
+                            description="an archived capture, by id (never a path)")
+    method: str = "grey-box"
+
+    @field_validator("method")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in METHODS:
+            raise ValueError(f"unknown method {value!r} (known: {', '.join(sorted(METHODS))})")
+        return value
+
+
+class SessionStartRequest(Request):
+    plan: dict[str, Any] = Field(description="a session plan, as in session.example.toml")
+
+
+COMMANDS: dict[str, type[Request]] = {
+    "arm": Empty, "abort": Empty, "release": Empty, "identify": IdentifyRequest,
+    "session/start": SessionStartRequest, "session/stop": Empty, "session/pause": Empty,
+    "session/resume": Empty,
+}
+
+Handler = Callable[[Any], Awaitable[dict[str, Any] | None]]
+
+
+class CommandRouter:
+    """Verb -> async handler; `handle` turns any request into (reply fields)."""
+
+    def __init__(self, rig_id: str) -> None:
+        self.rig_id = rig_id
+        self.topics = Topics(rig_id)
+        self._handlers: dict[str, Handler] = {}
+
+    def register(self, verb: str, handler: Handler) -> None:
+        if verb not in COMMANDS:
+            raise ValueError(f"unknown verb {verb!r}")
+        self._handlers[verb] = handler
+
+    def parse(self, topic: str, payload: bytes) -> tuple[str, dict[str, Any] | None, str | None]:
+        """(verb, request fields or None, error) of a message on cmd/#."""
+        verb = self.topics.verb_of(topic)
+        try:
+            data = json.loads(payload or b"{}")
+        except (ValueError, UnicodeDecodeError) as exc:
+            return verb, None, f"not valid JSON: {exc}"
+        if not isinstance(data, dict):
+            return verb, None, "the request must be a JSON object"
+        return verb, data, None
+
+    def allowed_response_topic(self, topic: str) -> bool:
+        """A v5 response topic: no wildcards, and nothing of this tree but reply/."""
+        if not topic or set("+#\x00") & set(topic):
+            return False
+        return not Topics.is_ours(topic) or self.topics.is_reply(topic)
+
+    def reply_topic(self, verb: str, data: dict[str, Any] | None) -> str:
+        """Where a 3.1.1 client's reply goes: its reply_to if under reply/, else reply/<verb>."""
+        asked = (data or {}).get("reply_to")
+        if isinstance(asked, str) and self.topics.is_reply(asked) \
+                and not set("+#\x00") & set(asked):
+            return asked
+        return self.topics.reply(verb.replace("/", "-"))
+
+    async def handle(self, verb: str, data: dict[str, Any] | None, error: str | None
+                     ) -> dict[str, Any]:
+        """The reply's fields: verb, ok, error or result, correlation_id."""
+        reply = await self._handle(verb, data, error)
+        if "error" in reply:
+            reply["error"] = one_line(reply["error"])
+        return reply
+
+    async def _handle(self, verb: str, data: dict[str, Any] | None, error: str | None
+                      ) -> dict[str, Any]:
+        correlation = (data or {}).get("correlation_id")
+        correlation = correlation if isinstance(correlation, str) else None
+        reply: dict[str, Any] = {"verb": verb, "ok": False, "correlation_id": correlation}
+        if error is not None:
+            return {**reply, "error": error}
+        model = COMMANDS.get(verb)
+        if model is None:
+            return {**reply, "error": f"unknown verb {verb!r} (known: {', '.join(COMMANDS)})"}
+        try:
+            request = model.model_validate(data)
+        except ValidationError as exc:
+            return {**reply, "error": first_error(exc, "request")}
+        handler = self._handlers.get(verb)
+        if handler is None:
+            return {**reply, "error": f"{verb}: not available in this service"}
+        try:
+            result = await handler(request)
+        except CommandRefused as exc:
+            return {**reply, "error": str(exc)}
+        return {**reply, "ok": True, "result": result}

@@ -1,0 +1,192 @@
+"""The MQTT contract's payloads: one pydantic model per schema, the source of deploy/schemas/.
+
+Every payload is one flat JSON object with the envelope: "schema" (name/major version),
+"rig_id", "time" (UTC ISO 8601 with Z, when it was published), "software_version", and
+the ids that join it to the catalog (capture_id, session_id, method, msg_id). Payloads
+may gain keys within a major version; consumers ignore keys they do not know, so every
+schema allows additional properties. `python -m daq.mqtt.schemas` writes the JSON Schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from drivers import SourceInfo
+from identify import IdentificationResult
+
+from ..config import SOFTWARE_VERSION, utc_now
+
+__all__ = [
+    "CapturePayload", "CommandReply", "EventPayload", "PAYLOADS", "ResultPayload",
+    "SessionPayload", "State", "StatusPayload", "TelemetryPayload", "dump_json", "jsonable",
+]
+
+State = Literal["online", "capturing", "idle", "suspended", "offline"]
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON values from dicts, sequences and numpy scalars/arrays; NaN/inf -> None."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist"):  # numpy scalar or array
+        return jsonable(value.tolist())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    raise TypeError(f"cannot publish a {type(value).__name__} as JSON: {value!r:.80}")
+
+
+class Envelope(BaseModel):
+    """Fields every payload carries; ``to_json()`` gives the bytes published."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="allow")
+
+    schema_id: str = Field(alias="schema", description="payload schema name / major version")
+    rig_id: str = Field(description="the rig: topics are under hilrig/<rig_id>/")
+    time: str = Field(default_factory=utc_now, description="publication time, UTC ISO 8601, Z")
+    software_version: str = Field(SOFTWARE_VERSION, description="hilrig version that made it")
+    msg_id: str | None = Field(
+        None, description="durable messages: the same id on a redelivery of the same message")
+
+    def to_json(self) -> bytes:
+        return dump_json(self)
+
+
+def dump_json(model: BaseModel) -> bytes:
+    """Compact JSON; top-level keys without a value are left out (nested nulls are kept)."""
+    body = jsonable(model.model_dump(by_alias=True))
+    return json.dumps({k: v for k, v in body.items() if v is not None},
+                      separators=(",", ":"), allow_nan=False).encode()
+
+
+class StatusPayload(Envelope):
+    """``status`` (retained, QoS 1): what the service is doing; the last will sets offline."""
+
+    schema_id: Literal["hilrig.status/1"] = Field("hilrig.status/1", alias="schema")
+    state: State
+    source: SourceInfo | None = Field(None, description="the sample source (bridge identity)")
+    protocol_version: str | None = Field(None, description="bridge protocol major.minor")
+    link: dict[str, Any] | None = Field(None, description="source health counters")
+    session_id: str | None = None
+    reason: str | None = Field(None, description="why suspended (or offline)")
+
+
+class CapturePayload(Envelope):
+    """``capture/<capture_id>`` (QoS 1): a capture's lifecycle documents.
+
+    document "start" when the release is detected, "progress" about once a second
+    while recording, "stop" when the capture is over, with its exit status and
+    acquisition statistics.
+    """
+
+    schema_id: Literal["hilrig.capture/1"] = Field("hilrig.capture/1", alias="schema")
+    capture_id: str
+    document: Literal["start", "progress", "stop"]
+    session_id: str | None = None
+    seq: int | None = Field(None, description="the planned capture number in its session")
+    exit_status: Literal["success", "failed", "aborted"] | None = Field(
+        None, description="stop documents: how the capture ended")
+    reason: str | None = Field(None, description="stop documents that did not succeed: why")
+    samples: int | None = None
+    lost_samples: int | None = None
+    gaps: int | None = None
+    duration_s: float | None = None
+    sample_rate_hz: float | None = None
+    effective_rate_hz: float | None = None
+    trigger_index: int | None = None
+    onset_index: int | None = None
+    release_estimate: float | None = None
+    trigger_latency_ms: float | None = None
+    end_reason: str | None = None
+    file: str | None = None
+
+
+class ResultPayload(IdentificationResult):
+    """``result/<capture_id>/<method>`` (QoS 1) and ``result/latest`` (retained)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    rig_id: str
+    time: str = Field(default_factory=utc_now)
+    msg_id: str | None = None
+
+
+class SessionPayload(Envelope):
+    """``session/<session_id>`` (retained, QoS 1): a session's progress."""
+
+    schema_id: Literal["hilrig.session/1"] = Field("hilrig.session/1", alias="schema")
+    session_id: str
+    state: Literal["running", "waiting_for_release", "suspended", "done", "stopped"]
+    name: str = ""
+    planned: int | None = None
+    done: int = 0
+    failed: int = 0
+    timeout: int = 0
+    interrupted: int = 0
+    in_flight: int = 0
+    current_seq: int | None = None
+    elapsed_s: float | None = None
+    eta_s: float | None = None
+    rss_mb: float | None = None
+    until_utc: str | None = None
+    reason: str | None = None
+    prompt: str | None = Field(None, description="what an operator must do now")
+
+
+class EventPayload(Envelope):
+    """``events`` (QoS 1): warnings and errors, one per message."""
+
+    schema_id: Literal["hilrig.event/1"] = Field("hilrig.event/1", alias="schema")
+    level: Literal["info", "warning", "error"]
+    code: str = Field(description="stable machine-readable kind, e.g. link.lost, disk.low")
+    message: str
+    capture_id: str | None = None
+    session_id: str | None = None
+
+
+class TelemetryPayload(Envelope):
+    """``telemetry`` (QoS 0, may drop): angles and velocities decimated to <= 100 Hz.
+
+    Flat arrays of equal length, one entry per decimated sample: Grafana's MQTT data
+    source and Node-RED charts read them as columns (t in Unix seconds).
+    """
+
+    schema_id: Literal["hilrig.telemetry/1"] = Field("hilrig.telemetry/1", alias="schema")
+    rate_hz: float = Field(description="rate of the decimated samples")
+    index0: int = Field(description="device sample index of the first entry")
+    t: list[float] = Field(description="Unix time of each entry, seconds")
+    theta0_deg: list[float]
+    theta1_deg: list[float]
+    omega0_dps: list[float] = Field(description="arm velocity, degrees per second")
+    omega1_dps: list[float]
+    dropped: int = Field(0, description="telemetry blocks dropped so far (queue full)")
+
+
+class CommandReply(Envelope):
+    """The reply to ``cmd/<verb>``: to the MQTT v5 response topic, else ``reply/<client>``."""
+
+    schema_id: Literal["hilrig.reply/1"] = Field("hilrig.reply/1", alias="schema")
+    verb: str
+    ok: bool
+    correlation_id: str | None = Field(None, description="echoed from the request")
+    error: str | None = None
+    result: dict[str, Any] | None = None
+
+
+PAYLOADS: dict[str, type[BaseModel]] = {
+    "hilrig.status/1": StatusPayload,
+    "hilrig.capture/1": CapturePayload,
+    "hilrig.result/1": ResultPayload,
+    "hilrig.session/1": SessionPayload,
+    "hilrig.event/1": EventPayload,
+    "hilrig.telemetry/1": TelemetryPayload,
+    "hilrig.reply/1": CommandReply,
+}

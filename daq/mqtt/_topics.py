@@ -1,0 +1,71 @@
+"""Topic names of the MQTT contract (docs/mqtt.md): everything of a rig is under hilrig/<rig_id>/.
+
+The one place that spells them; publishers, subscribers, commands and jobs ask here.
+"""
+
+from __future__ import annotations
+
+__all__ = ["JOB_SHARE", "ROOT", "Topics", "check_level"]
+
+ROOT = "hilrig"
+#: Workers share this subscription (MQTT v5): the broker hands each job to one of them.
+JOB_SHARE = f"$share/{ROOT}-identify/{ROOT}/+/jobs/identify/+"
+
+_FORBIDDEN = set("/+#\x00")
+
+
+def check_level(kind: str, value: str) -> str:
+    """`value` if it can be one topic level (not empty; no '/', '+', '#', NUL), else ValueError."""
+    if not value or _FORBIDDEN & set(value):
+        raise ValueError(f"{kind} {value!r} cannot be an MQTT topic level "
+                         "(empty, or contains '/', '+', '#' or NUL)")
+    return value
+
+
+class Topics:
+    """Topic names and filters under ``hilrig/<rig_id>/``."""
+
+    def __init__(self, rig_id: str) -> None:
+        self.rig_id = check_level("rig_id", rig_id)
+        self.prefix = f"{ROOT}/{rig_id}"
+        self.status = f"{self.prefix}/status"
+        self.result_latest = f"{self.prefix}/result/latest"
+        self.results = f"{self.prefix}/result/+/+"  # every result, latest excluded
+        self.events = f"{self.prefix}/events"
+        self.telemetry = f"{self.prefix}/telemetry"
+        self.commands = f"{self.prefix}/cmd/#"
+        self.all = f"{self.prefix}/#"
+
+    def capture(self, capture_id: str) -> str:
+        return f"{self.prefix}/capture/{check_level('capture_id', capture_id)}"
+
+    def result(self, capture_id: str, method: str) -> str:
+        return (f"{self.prefix}/result/{check_level('capture_id', capture_id)}/"
+                f"{check_level('method', method)}")
+
+    def session(self, session_id: str) -> str:
+        return f"{self.prefix}/session/{check_level('session_id', session_id)}"
+
+    def job(self, capture_id: str) -> str:
+        """An identification job for the workers (see _jobs.py)."""
+        return f"{self.prefix}/jobs/identify/{check_level('capture_id', capture_id)}"
+
+    def command(self, verb: str) -> str:
+        """``cmd/<verb>``; a verb may have two levels (``session/start``)."""
+        return f"{self.prefix}/cmd/{verb}"
+
+    def verb_of(self, topic: str) -> str:
+        """The verb of a command topic."""
+        return topic.removeprefix(f"{self.prefix}/cmd/")
+
+    def reply(self, name: str) -> str:
+        """``reply/<name>``: where replies to MQTT 3.1.1 clients (and `hilrig cmd`) go."""
+        return f"{self.prefix}/reply/{name}"
+
+    def is_reply(self, topic: str) -> bool:
+        return topic.startswith(f"{self.prefix}/reply/")
+
+    @staticmethod
+    def is_ours(topic: str) -> bool:
+        """Whether a topic lies in hilrig's tree (of any rig)."""
+        return topic.startswith(f"{ROOT}/")

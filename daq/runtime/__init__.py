@@ -1,0 +1,53 @@
+"""What drives the acquisition engine and consumes its events.
+
+- policies: `PlainRun` (`hilrig run`), `SessionRun` (unattended sessions from a plan),
+  `RigDaemon` (`hilrig serve`: idle between sessions, driven by commands);
+- what every run shares: `RunCore` (status, capture documents, hand-over), the
+  `CaptureFinisher` (write, identify, keep, publish), `Publication` (the one task that
+  feeds the courier), `IdentificationPool` and `JobOffload` (identification here or on
+  the workers), `Reidentifier` (an archived capture identified again);
+- a session's parts: its plan, releasers, suspenders and the conditions they watch;
+- `run_worker`: `hilrig worker`, identification only.
+"""
+
+from ._conditions import SessionConditions
+from ._core import RunCore
+from ._daemon import RigDaemon
+from ._finisher import CaptureFinisher, CaptureOutcome, Ledger, RunReport, result_line
+from ._offload import JobOffload
+from ._plan import PlanError, SessionPlan, load_plan, parse_plan
+from ._pool import IdentificationPool, identify_file
+from ._publication import Publication
+from ._reidentify import (
+    ArchiveError,
+    CaptureArchive,
+    CatalogArchive,
+    DirectoryArchive,
+    Reidentified,
+    Reidentifier,
+)
+from ._releasers import (
+    LatchReleaser,
+    OperatorReleaser,
+    Releaser,
+    ReleaseUnavailable,
+    SimReleaser,
+    releaser_for,
+)
+from ._run import PlainRun
+from ._session import ATTEMPTED, SessionRun, new_session_id
+from ._session_progress import CAPTURE_STATES, session_progress
+from ._statistics import capture_statistics, rss_mb
+from ._suspenders import SuspenderWatch, Verdict
+from ._worker import run_worker
+
+__all__ = [
+    "ATTEMPTED", "CAPTURE_STATES", "ArchiveError", "CaptureArchive", "CaptureFinisher",
+    "CaptureOutcome", "CatalogArchive", "DirectoryArchive", "IdentificationPool", "JobOffload",
+    "LatchReleaser", "Ledger", "OperatorReleaser", "PlainRun", "PlanError", "Publication",
+    "Reidentified", "Reidentifier", "ReleaseUnavailable", "Releaser", "RigDaemon", "RunCore",
+    "RunReport", "SessionConditions", "SessionPlan", "SessionRun", "SimReleaser",
+    "SuspenderWatch", "Verdict", "capture_statistics", "identify_file", "load_plan",
+    "new_session_id", "parse_plan", "releaser_for", "result_line", "rss_mb", "run_worker",
+    "session_progress",
+]

@@ -1,0 +1,68 @@
+"""Identification in a process of its own, so a long fit never stalls acquisition.
+
+The process reads the capture file exactly as offline `hilrig identify FILE` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from identify import IdentificationResult, identify
+
+from ..acquisition import to_measurement
+from ..storage import read_capture
+
+__all__ = ["IdentificationPool", "identify_file"]
+
+
+def identify_file(path: str, method: str) -> str:
+    """Identify one capture file; the IdentificationResult as JSON (runs in the pool)."""
+    return identify(to_measurement(read_capture(path)), method=method).to_json()
+
+
+def _warm_up() -> None:
+    """Import what identification needs, so the first capture does not wait for it."""
+
+
+class IdentificationPool:
+    """One identification process (spawned: no inherited event loop or sockets).
+
+    `start()` starts it, and it imports what identification needs, while the rig is
+    still held (else the first `identify` starts it); `identify` then awaits a result
+    without blocking the event loop.
+    """
+
+    def __init__(self) -> None:
+        self._executor: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._executor.submit(_warm_up)
+
+    async def identify(self, path: Path | str, method: str) -> IdentificationResult:
+        """Identify a capture file with a method (errors raised as they are)."""
+        self.start()
+        assert self._executor is not None
+        text = await asyncio.get_running_loop().run_in_executor(
+            self._executor, identify_file, str(path), method)
+        return IdentificationResult.model_validate_json(text)
+
+    def shutdown(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.shutdown()

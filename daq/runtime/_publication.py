@@ -1,0 +1,100 @@
+"""What a run publishes, handed to one task that owns the courier.
+
+Acquisition only enqueues: a call here never waits for the broker or the disk and never
+raises; the task behind it does the work, and a failure there is logged and forgotten
+(the courier keeps durable messages in its outbox). Without a courier (a run with no
+MQTT) every call does nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, Self
+
+from drivers import Source
+from identify import IdentificationResult
+
+from ..mqtt import Courier, State
+
+__all__ = ["Publication"]
+
+log = logging.getLogger("hilrig.service")
+
+_Job = Callable[[Courier], Awaitable[Any]]
+
+
+class Publication:
+    """Status, capture documents, results, events, telemetry and session progress of a run.
+
+    `ids(capture_id)` gives the ids a capture's documents and events carry (a session
+    adds its own and the capture's number). The status always carries the source's
+    identity and link health at the moment it is published.
+    """
+
+    def __init__(self, courier: Courier | None, source: Source,
+                 ids: Callable[[str | None], dict[str, Any]] | None = None) -> None:
+        self.courier = courier
+        self.source = source
+        self.ids = ids or (lambda capture_id: {"capture_id": capture_id})
+        self.state: State = "idle"
+        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    # -- what a run publishes --------------------------------------------------------------
+    def status(self, state: State, **extra: Any) -> None:
+        """The rig's state (retained), with the source and its link health now."""
+        self.state = state
+        info, health = self.source.info, self.source.stats.health()
+        self._put(lambda c: c.publish_status(state, source=info, link=health, **extra))
+
+    def capture(self, capture_id: str, body: dict[str, Any]) -> None:
+        """A capture's lifecycle document (start, progress, stop)."""
+        full = {**self.ids(capture_id), **body}
+        self._put(lambda c: c.publish_capture(capture_id, full))
+
+    def result(self, capture_id: str, result: IdentificationResult) -> None:
+        self._put(lambda c: c.publish_result(capture_id, result.method, result))
+
+    def event(self, level: str, code: str, message: str, capture_id: str | None = None) -> None:
+        """A warning or an error for dashboards, with the ids that join it."""
+        ids = {k: v for k, v in self.ids(capture_id).items() if v is not None}
+        self._put(lambda c: c.publish_event(level, code, message, **ids))
+
+    def telemetry(self, body: dict[str, Any]) -> None:
+        self._put(lambda c: c.publish_telemetry(body))
+
+    def session(self, session_id: str, progress: dict[str, Any]) -> None:
+        self._put(lambda c: c.publish_session(session_id, progress))
+
+    def job(self, msg_id: str, topic: str, payload: bytes) -> None:
+        """An identification job for the workers (durable)."""
+        self._put(lambda c: c.publish_job(msg_id, topic, payload))
+
+    # -- the task that owns the courier ----------------------------------------------------
+    def _put(self, job: _Job) -> None:
+        if self.courier is not None:
+            self._queue.put_nowait(job)
+
+    async def _drain(self) -> None:
+        assert self.courier is not None
+        while (job := await self._queue.get()) is not None:
+            try:
+                await job(self.courier)
+            except Exception:  # noqa: BLE001 - a consumer must never crash acquisition
+                log.exception("publication failed")
+
+    async def __aenter__(self) -> Self:
+        if self.courier is not None:
+            self._task = asyncio.create_task(self._drain(), name="hilrig-publication")
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        """Hands everything still queued to the courier, then stops the task."""
+        if self._task is not None:
+            self._queue.put_nowait(None)
+            await self._task
+            self._task = None

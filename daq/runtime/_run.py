@@ -1,0 +1,118 @@
+"""A plain run (`hilrig run`): capture after capture until N are finished, or until stopped.
+
+After each capture the trigger is armed again at once, and a rig that holds itself
+(the simulated one) is put back at its pose and let go again, as an operator would.
+Captures go to ``<storage.directory>/<capture_id>.h5``; nothing is cataloged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from drivers import Holdable, Releasable, Source
+from identify import IdentificationResult
+
+from ..acquisition import CaptureAborted, CaptureTaken
+from ..config import Settings
+from ..mqtt import CommandRefused, CommandRouter, Courier, Request
+from ..storage import plain_capture_path
+from ._core import RunCore
+from ._finisher import CaptureOutcome, RunReport
+from ._pool import IdentificationPool
+from ._reidentify import DirectoryArchive, Reidentifier
+
+__all__ = ["PlainRun"]
+
+
+class PlainRun:
+    """Runs acquisition on one source until `captures` captures are finished (or forever).
+
+    Every capture is identified with `method` (default: the configured one), locally or,
+    with identify.offload and a courier, by the workers. Without a courier nothing is
+    published. `pool`: an identification process to share (else the run has its own).
+    """
+
+    def __init__(self, settings: Settings, source: Source, courier: Courier | None, *,
+                 captures: int | None = None, method: str | None = None,
+                 say: Callable[[str], None] | None = None,
+                 pool: IdentificationPool | None = None) -> None:
+        self.settings = settings
+        self.source = source
+        self.captures = captures
+        self.say = say or (lambda text: None)
+        self.directory = Path(settings.storage.directory)
+        self.report = RunReport()
+        self.core = RunCore(settings, source, courier, self,
+                            methods=[method or settings.identify.method], say=self.say,
+                            capture_path=lambda cid: plain_capture_path(self.directory, cid),
+                            pool=pool)
+        self.engine = self.core.engine
+        self.reidentifier = Reidentifier(DirectoryArchive(self.directory),
+                                         self.core.pool.identify,
+                                         publish=self.core.publication.result, say=self.say)
+        self._taken = 0
+
+    async def run(self) -> RunReport:
+        """Acquire until done, then wait for every capture to be finished."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        async with self.core.running():
+            async for event in self.engine.events():
+                if not self._step(event):
+                    break
+            await self.core.finisher.wait()
+        return self.report
+
+    def _step(self, event: Any) -> bool:
+        """Handle one engine event; False ends acquisition."""
+        outcome = self.core.handle(event)
+        if isinstance(event, CaptureAborted):
+            self.engine.arm()
+        elif isinstance(event, CaptureTaken):
+            assert outcome is not None
+            self.report.outcomes.append(outcome)
+            self.engine.arm()  # watch for the next release as soon as the rig rests
+            self._taken += 1
+            if self.captures is not None and self._taken >= self.captures:
+                return False
+            if isinstance(self.source, Holdable):
+                sim = self.settings.sim
+                self.source.hold(sim.pose_deg, release_in_s=sim.hold_s)
+        return True
+
+    # -- Ledger: a plain run keeps its outcomes in its report ------------------------------
+    def written(self, outcome: CaptureOutcome) -> None:
+        pass
+
+    def result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
+                     key: str | None = None) -> None:
+        pass
+
+    def identified(self, outcome: CaptureOutcome) -> None:
+        pass
+
+    def failed(self, outcome: CaptureOutcome) -> None:
+        pass
+
+    # -- commands (hilrig/<rig_id>/cmd/<verb>) ---------------------------------------------
+    def register_commands(self, router: CommandRouter) -> None:
+        router.register("arm", self._arm)
+        router.register("abort", self.core.abort_command)
+        router.register("release", self._release)
+        router.register("identify", self.reidentifier.command)
+
+    async def _arm(self, request: Request) -> dict[str, Any]:
+        if self.engine.recording is not None:
+            raise CommandRefused("arm: not allowed now: a capture is recording")
+        self.engine.arm()
+        return {"trigger": self.engine.trigger_state.value}
+
+    async def _release(self, request: Request) -> dict[str, Any]:
+        source = self.source
+        if not isinstance(source, Releasable) or not source.can_release:
+            raise CommandRefused("release: this rig is released by hand")
+        if isinstance(source, Holdable) and not source.held:
+            raise CommandRefused("release: not allowed now: the rig is not held")
+        index = await source.release()
+        return {"released": True, "release_index": index}

@@ -1,0 +1,96 @@
+"""`hilrig worker`: identification only, jobs taken from a shared MQTT subscription.
+
+Any number of workers, on any machines, subscribe to JOB_SHARE on the same broker; the
+broker hands each job to one of them. A worker takes one job at a time (MQTT v5
+receive maximum 1, acknowledged only when its results are published), identifies the
+capture with each method in a process of its own, and publishes every result on
+``hilrig/<rig_id>/result/<capture_id>/<method>`` (QoS 1) with the job's id. A worker
+that dies mid-job loses nothing: the rig publishes the job again after its timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from identify import METHODS, IdentificationResult
+
+from ..config import SOFTWARE_VERSION, MqttConfig
+from ..mqtt import JOB_SHARE, JobPayload, MessageBuilder, client_options, parse_mqtt_url
+from ._pool import IdentificationPool
+
+__all__ = ["run_worker"]
+
+log = logging.getLogger("hilrig.worker")
+
+
+async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int | None = None,
+                     say: Callable[[str], None] = print) -> int:
+    """Take and answer jobs until cancelled (or max_jobs done); returns the jobs done."""
+    host, port = parse_mqtt_url(url or cfg.url)
+    name = f"{socket.gethostname()}-{os.getpid()}"
+    connect = Properties(PacketTypes.CONNECT)
+    connect.ReceiveMaximum = 1  # one job in flight: the others stay with the broker
+    client = aiomqtt.Client(host, port, identifier=f"hilrig-worker-{name}",
+                            protocol=aiomqtt.ProtocolVersion.V5, properties=connect,
+                            keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
+                            **client_options(cfg, url))
+    # acknowledged when answered, not on receipt (paho's manual ack; aiomqtt < 3 keeps
+    # its paho client as _client)
+    client._client.manual_ack_set(True)  # noqa: SLF001
+    done = 0
+    pool = IdentificationPool()
+    pool.start()
+    try:
+        async with client:
+            await client.subscribe(JOB_SHARE, qos=1)
+            say(f"hilrig worker {name}: waiting for jobs on {host}:{port} ({JOB_SHARE})")
+            async for message in client.messages:
+                try:
+                    job = JobPayload.model_validate_json(bytes(message.payload))
+                    data = job.file_bytes()
+                except ValueError as exc:
+                    say(f"worker: bad job on {message.topic.value}: {str(exc).splitlines()[0]}")
+                    client._client.ack(message.mid, 1)  # noqa: SLF001 - never retried
+                    continue
+                say(f"job {job.capture_id} (attempt {job.attempt}): identifying "
+                    f"{', '.join(job.methods)}")
+                with tempfile.TemporaryDirectory(prefix="hilrig-job-") as tmp:
+                    path = Path(tmp) / "capture.h5"
+                    path.write_bytes(data)
+                    for method in job.methods:
+                        if method not in METHODS:
+                            say(f"job {job.capture_id}: unknown method {method!r}, skipped")
+                            continue
+                        result = await pool.identify(path, method)
+                        await _publish(client, job, result, name)
+                        say(f"job {job.capture_id}: {method} done "
+                            f"({result.compute_seconds:.2f} s)")
+                client._client.ack(message.mid, 1)  # noqa: SLF001
+                done += 1
+                if max_jobs is not None and done >= max_jobs:
+                    break
+    except aiomqtt.MqttError as exc:
+        raise ConnectionError(f"worker: MQTT broker at {host}:{port}: {exc}") from None
+    finally:
+        pool.shutdown()
+    return done
+
+
+async def _publish(client: aiomqtt.Client, job: JobPayload, result: IdentificationResult,
+                   worker: str) -> None:
+    """The result on the rig's result topic and result/latest, with the job's id."""
+    messages = MessageBuilder(job.rig_id, SOFTWARE_VERSION)
+    msg_id = f"result/{job.capture_id}/{result.method}/job/{job.job_id}"
+    topic, payload = messages.result(job.capture_id, result.method, result, msg_id=msg_id,
+                                     job_id=job.job_id, worker=worker)
+    await client.publish(topic, payload, qos=1)
+    await client.publish(messages.topics.result_latest, payload, qos=1, retain=True)

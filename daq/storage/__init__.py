@@ -1,0 +1,37 @@
+"""What is kept: capture files (HDF5, CSV; written atomically), the catalog of sessions,
+captures, results and errors (SQLite), the archive's layout, and the outbox of messages
+not yet acknowledged by the broker (SQLite).
+"""
+
+from ._archive import (
+    CAPTURE_FILE,
+    plain_capture_path,
+    result_path,
+    session_capture_path,
+    session_folder,
+    store_result,
+)
+from ._atomic import write_text_atomic
+from ._catalog import (
+    CATALOG_NAME,
+    CaptureRow,
+    Catalog,
+    CatalogError,
+    ErrorRow,
+    ResultRow,
+    SessionRow,
+)
+from ._csv import CSV_COLUMNS, read_capture_csv, write_capture_csv
+from ._errors import CaptureFileError
+from ._files import read_capture
+from ._hdf5 import FORMAT_NAME, FORMAT_VERSION, read_capture_h5, write_capture_h5
+from ._outbox import OUTBOX_NAME, Outbox, OutboxRow
+
+__all__ = [
+    "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "FORMAT_NAME", "FORMAT_VERSION",
+    "OUTBOX_NAME", "CaptureFileError", "CaptureRow", "Catalog", "CatalogError", "ErrorRow",
+    "Outbox", "OutboxRow", "ResultRow", "SessionRow", "plain_capture_path", "read_capture",
+    "read_capture_csv", "read_capture_h5", "result_path", "session_capture_path",
+    "session_folder", "store_result", "write_capture_csv", "write_capture_h5",
+    "write_text_atomic",
+]

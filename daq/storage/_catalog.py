@@ -1,0 +1,384 @@
+"""The catalog: sessions, captures, results and errors in one SQLite file (WAL mode).
+
+It answers `hilrig captures list`, `hilrig results list` and `hilrig session status`
+without opening a capture file, and it is the durable progress of a session: every
+step is committed (synchronous=FULL) before the next one starts, so a killed service
+resumes from what the catalog says.
+
+Results are only ever added (one row per identification, numbered by result_id): a
+capture re-identified with the same method keeps both rows. A result may carry a
+`result_key` (a job or delivery id); a second add with the same key returns the
+first row instead of adding a duplicate, which is what makes a redelivered result
+harmless.
+
+The file lives at `<storage.directory>/catalog.sqlite`; several processes may open
+it at once (the service writes, the CLI reads and asks a session to stop).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from identify import IdentificationResult
+
+from ..config import SOFTWARE_VERSION, utc_now
+
+__all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", "ResultRow",
+           "SessionRow"]
+
+CATALOG_NAME = "catalog.sqlite"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id       TEXT PRIMARY KEY,
+    name             TEXT NOT NULL DEFAULT '',
+    plan_json        TEXT NOT NULL,
+    status           TEXT NOT NULL,          -- created, running, stopped, done
+    reason           TEXT,
+    created_utc      TEXT NOT NULL,
+    updated_utc      TEXT NOT NULL,
+    software_version TEXT NOT NULL,
+    pid              INTEGER,
+    stop_requested   INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS captures (
+    capture_id       TEXT PRIMARY KEY,
+    session_id       TEXT REFERENCES sessions(session_id),
+    seq              INTEGER,
+    pose_json        TEXT,
+    status           TEXT NOT NULL,  -- recording, captured, done, failed, interrupted, timeout
+    path             TEXT,
+    samples          INTEGER,
+    lost_samples     INTEGER,
+    duration_s       REAL,
+    end_reason       TEXT,
+    summary_json     TEXT,
+    error            TEXT,
+    started_utc      TEXT NOT NULL,
+    ended_utc        TEXT,
+    software_version TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS captures_by_session ON captures(session_id, seq);
+CREATE TABLE IF NOT EXISTS results (
+    result_id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    capture_id       TEXT NOT NULL REFERENCES captures(capture_id),
+    method           TEXT NOT NULL,
+    result_key       TEXT UNIQUE,
+    created_utc      TEXT NOT NULL,
+    fit_arm          REAL,
+    fit_pendulum     REAL,
+    compute_seconds  REAL,
+    result_json      TEXT NOT NULL,
+    path             TEXT,
+    software_version TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS results_by_capture ON results(capture_id, method);
+CREATE TABLE IF NOT EXISTS errors (
+    error_id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    time_utc         TEXT NOT NULL,
+    session_id       TEXT,
+    capture_id       TEXT,
+    message          TEXT NOT NULL
+);
+"""
+
+
+class CatalogError(RuntimeError):
+    """A catalog that cannot be opened or does not hold what was asked; one line."""
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    session_id: str
+    name: str
+    plan_json: str
+    status: str
+    reason: str | None
+    created_utc: str
+    updated_utc: str
+    software_version: str
+    pid: int | None
+    stop_requested: bool
+
+
+@dataclass(frozen=True)
+class CaptureRow:
+    capture_id: str
+    session_id: str | None
+    seq: int | None
+    pose: list[float] | None
+    status: str
+    path: str | None
+    samples: int | None
+    lost_samples: int | None
+    duration_s: float | None
+    end_reason: str | None
+    summary: dict[str, Any] | None
+    error: str | None
+    started_utc: str
+    ended_utc: str | None
+    software_version: str
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    result_id: int
+    capture_id: str
+    method: str
+    result_key: str | None
+    created_utc: str
+    fit_arm: float | None
+    fit_pendulum: float | None
+    compute_seconds: float | None
+    result_json: str
+    path: str | None
+    software_version: str
+
+    def result(self) -> IdentificationResult:
+        return IdentificationResult.model_validate_json(self.result_json)
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    error_id: int
+    time_utc: str
+    session_id: str | None
+    capture_id: str | None
+    message: str
+
+
+_CAPTURE_COLUMNS = ("capture_id", "session_id", "seq", "pose_json", "status", "path", "samples",
+                    "lost_samples", "duration_s", "end_reason", "summary_json", "error",
+                    "started_utc", "ended_utc", "software_version")
+_UPDATABLE = {"status", "path", "samples", "lost_samples", "duration_s", "end_reason",
+              "summary", "error", "ended_utc"}
+
+
+def _capture_row(r: sqlite3.Row) -> CaptureRow:
+    return CaptureRow(capture_id=r["capture_id"], session_id=r["session_id"], seq=r["seq"],
+                      pose=_loads(r["pose_json"]), status=r["status"], path=r["path"],
+                      samples=r["samples"], lost_samples=r["lost_samples"],
+                      duration_s=r["duration_s"], end_reason=r["end_reason"],
+                      summary=_loads(r["summary_json"]), error=r["error"],
+                      started_utc=r["started_utc"], ended_utc=r["ended_utc"],
+                      software_version=r["software_version"])
+
+
+class Catalog:
+    """One connection to the catalog file; create it with `Catalog.open(directory)`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+
+    @classmethod
+    def open(cls, directory: Path, *, create: bool = True) -> Catalog:
+        """The catalog in `directory` (created with the directory when `create`)."""
+        directory = Path(directory)
+        path = directory / CATALOG_NAME
+        if not create and not path.exists():
+            raise CatalogError(f"{path}: no catalog here (no session has run with "
+                               f"storage.directory = {directory})")
+        try:
+            if create:
+                directory.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")  # a committed step survives power loss
+            conn.execute("PRAGMA foreign_keys=ON")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise CatalogError(f"{path}: catalog schema {version} is newer than this "
+                                   f"software reads ({SCHEMA_VERSION}); upgrade hilrig")
+            if version < SCHEMA_VERSION:  # every statement is idempotent (IF NOT EXISTS)
+                conn.executescript(_SCHEMA)
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(f"{path}: cannot open the catalog: {exc}") from None
+        except OSError as exc:
+            raise CatalogError(f"{path}: cannot open the catalog: {exc.strerror or exc}") from None
+        return cls(path, conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _one(self, sql: str, *args: Any) -> sqlite3.Row | None:
+        return self._conn.execute(sql, args).fetchone()
+
+    def _write(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        with _transaction(self._conn):
+            return self._conn.execute(sql, args)
+
+    # -- sessions ---------------------------------------------------------------------------
+    def add_session(self, session_id: str, plan_json: str, name: str = "") -> SessionRow:
+        now = utc_now()
+        self._write("INSERT INTO sessions (session_id, name, plan_json, status, created_utc, "
+                    "updated_utc, software_version) VALUES (?, ?, ?, 'created', ?, ?, ?)",
+                    session_id, name, plan_json, now, now, SOFTWARE_VERSION)
+        return self.session(session_id)
+
+    def session(self, session_id: str) -> SessionRow:
+        row = self._one("SELECT * FROM sessions WHERE session_id = ?", session_id)
+        if row is None:
+            raise CatalogError(f"{self.path}: no session {session_id!r}")
+        return SessionRow(**{k: row[k] for k in row.keys()} | {
+            "stop_requested": bool(row["stop_requested"])})
+
+    def sessions(self) -> list[SessionRow]:
+        ids = [r[0] for r in self._conn.execute(
+            "SELECT session_id FROM sessions ORDER BY created_utc, session_id")]
+        return [self.session(i) for i in ids]
+
+    def latest_session(self) -> SessionRow:
+        row = self._one("SELECT session_id FROM sessions ORDER BY created_utc DESC, "
+                        "session_id DESC LIMIT 1")
+        if row is None:
+            raise CatalogError(f"{self.path}: no session yet")
+        return self.session(row[0])
+
+    def set_session_status(self, session_id: str, status: str, *, reason: str | None = None,
+                           pid: int | None = None) -> None:
+        self._write("UPDATE sessions SET status = ?, reason = ?, pid = ?, updated_utc = ?, "
+                    "stop_requested = CASE WHEN ? = 'running' THEN 0 ELSE stop_requested END "
+                    "WHERE session_id = ?", status, reason, pid, utc_now(), status, session_id)
+
+    def request_stop(self, session_id: str) -> None:
+        self._write("UPDATE sessions SET stop_requested = 1, updated_utc = ? "
+                    "WHERE session_id = ?", utc_now(), session_id)
+
+    def stop_requested(self, session_id: str) -> bool:
+        row = self._one("SELECT stop_requested FROM sessions WHERE session_id = ?", session_id)
+        return bool(row and row[0])
+
+    # -- captures ---------------------------------------------------------------------------
+    def add_capture(self, capture_id: str, *, status: str, session_id: str | None = None,
+                    seq: int | None = None, pose: list[float] | None = None,
+                    path: str | None = None, software_version: str = SOFTWARE_VERSION) -> None:
+        self._write("INSERT INTO captures (capture_id, session_id, seq, pose_json, status, path, "
+                    "started_utc, software_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    capture_id, session_id, seq, None if pose is None else json.dumps(pose),
+                    status, path, utc_now(), software_version)
+
+    def update_capture(self, capture_id: str, **fields: Any) -> None:
+        unknown = set(fields) - _UPDATABLE
+        if unknown:
+            raise ValueError(f"update_capture: unknown field(s) {sorted(unknown)}")
+        if "summary" in fields:
+            fields["summary_json"] = json.dumps(fields.pop("summary"))
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        cur = self._write(f"UPDATE captures SET {sets} WHERE capture_id = ?",
+                          *fields.values(), capture_id)
+        if cur.rowcount != 1:
+            raise CatalogError(f"{self.path}: no capture {capture_id!r}")
+
+    def capture(self, capture_id: str) -> CaptureRow:
+        row = self._one("SELECT * FROM captures WHERE capture_id = ?", capture_id)
+        if row is None:
+            raise CatalogError(f"{self.path}: no capture {capture_id!r}")
+        return _capture_row(row)
+
+    def captures(self, session_id: str | None = None, *, status: str | None = None
+                 ) -> list[CaptureRow]:
+        sql, args = "SELECT * FROM captures WHERE 1", list[Any]()
+        if session_id is not None:
+            sql, args = sql + " AND session_id = ?", [*args, session_id]
+        if status is not None:
+            sql, args = sql + " AND status = ?", [*args, status]
+        rows = self._conn.execute(sql + " ORDER BY started_utc, capture_id", args)
+        return [_capture_row(r) for r in rows]
+
+    def done_seqs(self, session_id: str) -> list[int]:
+        return [r[0] for r in self._conn.execute(
+            "SELECT seq FROM captures WHERE session_id = ? AND status = 'done' ORDER BY seq",
+            (session_id,))]
+
+    # -- results ----------------------------------------------------------------------------
+    def add_result(self, result: IdentificationResult, *, capture_id: str,
+                   result_key: str | None = None) -> ResultRow:
+        """Add one result (never replaces one); a known result_key returns its row instead."""
+        if result_key is not None:
+            row = self._one("SELECT result_id FROM results WHERE result_key = ?", result_key)
+            if row is not None:
+                return self.result(row[0])
+        fit = result.fit_percent
+        cur = self._write(
+            "INSERT INTO results (capture_id, method, result_key, created_utc, fit_arm, "
+            "fit_pendulum, compute_seconds, result_json, software_version) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            capture_id, result.method, result_key, result.created_utc, fit.get("arm"),
+            fit.get("pendulum"), result.compute_seconds, result.to_json(),
+            result.software_version)
+        return self.result(int(cur.lastrowid or 0))
+
+    def set_result_path(self, result_id: int, path: str) -> None:
+        self._write("UPDATE results SET path = ? WHERE result_id = ?", path, result_id)
+
+    def result(self, result_id: int) -> ResultRow:
+        row = self._one("SELECT * FROM results WHERE result_id = ?", result_id)
+        if row is None:
+            raise CatalogError(f"{self.path}: no result {result_id}")
+        return ResultRow(**{k: row[k] for k in row.keys()})
+
+    def results(self, *, capture_id: str | None = None, session_id: str | None = None,
+                method: str | None = None) -> list[ResultRow]:
+        sql = "SELECT r.* FROM results r JOIN captures c USING (capture_id) WHERE 1"
+        args: list[Any] = []
+        for column, value in (("r.capture_id", capture_id), ("c.session_id", session_id),
+                              ("r.method", method)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                args.append(value)
+        rows = self._conn.execute(sql + " ORDER BY r.result_id", args)
+        return [ResultRow(**{k: r[k] for k in r.keys()}) for r in rows]
+
+    # -- errors -----------------------------------------------------------------------------
+    def add_error(self, message: str, *, session_id: str | None = None,
+                  capture_id: str | None = None) -> None:
+        self._write("INSERT INTO errors (time_utc, session_id, capture_id, message) "
+                    "VALUES (?, ?, ?, ?)", utc_now(), session_id, capture_id, message)
+
+    def errors(self, *, session_id: str | None = None, capture_id: str | None = None
+               ) -> list[ErrorRow]:
+        sql, args = "SELECT * FROM errors WHERE 1", []
+        for column, value in (("session_id", session_id), ("capture_id", capture_id)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                args.append(value)
+        rows = self._conn.execute(sql + " ORDER BY error_id", args)
+        return [ErrorRow(**{k: r[k] for k in r.keys()}) for r in rows]
+
+    def integrity_ok(self) -> bool:
+        row = self._one("PRAGMA integrity_check")
+        return row is not None and row[0] == "ok"
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    # autocommit connection (isolation_level=None): explicit BEGIN IMMEDIATE takes the
+    # write lock up front, so two writers wait (timeout) instead of failing mid-way
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

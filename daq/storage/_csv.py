@@ -1,0 +1,248 @@
+"""Capture files in CSV, for exchange: a header `t,theta0,theta1` (seconds, radians).
+
+Read with np.loadtxt; when that fails a line-by-line parser takes over to name the
+offending line. Written atomically, numbers as shortest round-trip decimals.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import warnings
+from array import array
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from drivers import SourceInfo
+from identify import RigParams
+
+from ..acquisition import Capture
+from ._atomic import atomic_target
+from ._errors import CaptureFileError, one_line_text
+from ._hdf5 import CHUNK_ROWS, check_suffix
+
+__all__ = ["CSV_COLUMNS", "read_capture_csv", "write_capture_csv"]
+
+CSV_COLUMNS: tuple[str, str, str] = ("t", "theta0", "theta1")
+CSV_MIN_ROWS = 10
+CSV_MAX_BYTES = 2_000_000_000
+CSV_MAX_ROWS = 50_000_000
+#: A CSV time step must lie within this fraction of the median step of a whole multiple of it.
+GRID_TOLERANCE = 0.01
+_ASCII_WS = " \t\r\n\f\v"
+# Decimal numbers, inf and nan as np.loadtxt reads them; ASCII only (float() would take
+# '1_0' and full-width digits, which loadtxt rejects).
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
+                     re.ASCII | re.IGNORECASE)
+
+
+def write_capture_csv(path: str | os.PathLike[str], capture: Capture, *,
+                      overwrite: bool = False) -> Path:
+    """Export t,theta0,theta1 (t from the first sample, so gaps show) atomically.
+
+    Numbers are written as shortest round-trip decimals: re-reading gives the very same
+    float64 angles.
+    """
+    final = Path(path)
+    check_suffix(final, (".csv",))
+    t = capture.times()
+    angles = capture.angles_rad
+    meta = (f"# hilrig capture export: capture_id={json.dumps(capture.capture_id)} "
+            f"sample_rate_hz={capture.sample_rate_hz!r} "
+            f"counts_per_rev={capture.counts_per_rev[0]},{capture.counts_per_rev[1]} "
+            f"software_version={json.dumps(capture.software_version)}\n")
+    with atomic_target(final, overwrite) as tmp:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
+            f.write(meta)
+            f.write(",".join(CSV_COLUMNS) + "\n")
+            for lo in range(0, len(t), CHUNK_ROWS):  # bounded memory for long captures
+                hi = lo + CHUNK_ROWS
+                rows = zip(t[lo:hi].tolist(), angles[lo:hi, 0].tolist(),
+                           angles[lo:hi, 1].tolist())
+                f.write("".join(f"{a!r},{b!r},{c!r}\n" for a, b, c in rows))
+    return final
+
+
+def _csv_error(p: Path, lineno: int | None, msg: str) -> CaptureFileError:
+    return CaptureFileError(f"{p}: line {lineno}: {msg}" if lineno else f"{p}: {msg}")
+
+
+def _body(raw: bytes, p: Path, lineno: int) -> str:
+    """The line without comment and surrounding ASCII whitespace ('' if nothing left)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _csv_error(p, lineno, "not UTF-8 text") from None
+    if lineno == 1:
+        line = line.removeprefix("\ufeff")  # byte-order mark written by spreadsheets
+    return line.split("#", 1)[0].strip(_ASCII_WS)
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _read_header(fb: BinaryIO, p: Path) -> int:
+    """Check the header (first non-comment line); return its line number."""
+    for lineno, raw in enumerate(fb, 1):
+        body = _body(raw, p, lineno)
+        if not body:
+            continue
+        names = [c.strip(_ASCII_WS) for c in body.split(",")]
+        if tuple(names) == CSV_COLUMNS:
+            return lineno
+        expected = ",".join(CSV_COLUMNS)
+        if 0 < len(names) < 3 and tuple(names) == CSV_COLUMNS[:len(names)]:
+            raise _csv_error(p, lineno, f"header has {len(names)} column(s) ({','.join(names)}); "
+                                        f"both joints are required: {expected}")
+        if _NUMBER.fullmatch(names[0]):
+            raise _csv_error(p, lineno, f"missing header {expected} (found data {_short(body)})")
+        raise _csv_error(p, lineno, f"header must be {expected}, got {_short(body)}")
+    raise _csv_error(p, None, f"no header line (expected {','.join(CSV_COLUMNS)})")
+
+
+def _parse_rows(fb: BinaryIO, first_lineno: int, p: Path, max_rows: int) -> np.ndarray:
+    """Line-by-line parser: slow, but names the line of the first problem."""
+    values = array("d")
+    rows = 0
+    for lineno, raw in enumerate(fb, first_lineno):
+        body = _body(raw, p, lineno)
+        if not body:
+            continue
+        fields = body.split(",")
+        if len(fields) != 3:
+            raise _csv_error(p, lineno, f"expected 3 columns ({','.join(CSV_COLUMNS)}), "
+                                        f"got {len(fields)}")
+        for name, text in zip(CSV_COLUMNS, fields):
+            text = text.strip(_ASCII_WS)
+            if not _NUMBER.fullmatch(text):
+                raise _csv_error(p, lineno, f"{name} is not a number: {_short(text)}")
+            values.append(float(text))
+        rows += 1
+        if rows > max_rows:
+            raise _csv_error(p, None, f"more than {max_rows} data rows (the limit)")
+    return np.frombuffer(values, dtype=np.float64).reshape(-1, 3).copy()
+
+
+def _line_of_row(fb: BinaryIO, first_lineno: int, row: int, p: Path) -> int | None:
+    """Line number of data row `row` (0-based), counting as the parsers do."""
+    for lineno, raw in enumerate(fb, first_lineno):
+        if _body(raw, p, lineno):
+            if row == 0:
+                return lineno
+            row -= 1
+    return None  # only if np.loadtxt counted rows differently: report without a line
+
+
+def _check_rows(data: np.ndarray, p: Path, line_of: Callable[[int], int | None]
+                ) -> tuple[np.ndarray, float]:
+    """Validate parsed rows; return (sample_index from 0, sample rate)."""
+    n = data.shape[0]
+    if n and data.shape[1] != 3:
+        raise _csv_error(p, line_of(0), f"expected 3 columns ({','.join(CSV_COLUMNS)}), "
+                                        f"got {data.shape[1]}")
+    if n < CSV_MIN_ROWS:
+        raise _csv_error(p, None, f"only {n} data rows (at least {CSV_MIN_ROWS} required)")
+    bad = ~np.isfinite(data)
+    if bad.any():
+        k, j = divmod(int(np.argmax(bad)), 3)
+        raise _csv_error(p, line_of(k), f"{CSV_COLUMNS[j]} is {float(data[k, j])}")
+    t = data[:, 0]
+    with np.errstate(all="ignore"):  # huge times overflow: caught by the span check
+        dt = np.diff(t)
+        if not bool(np.all(dt > 0)):
+            k = int(np.argmax(~(dt > 0))) + 1
+            now, before = float(t[k]), float(t[k - 1])
+            if now == before:
+                raise _csv_error(p, line_of(k), f"duplicated time ({now!r})")
+            raise _csv_error(p, line_of(k), f"time not increasing ({now!r} after {before!r})")
+        step = float(np.median(dt))
+        span = float(t[-1] - t[0])
+        span_steps = span / step
+        ratio = dt / step
+    if not (math.isfinite(span_steps) and span_steps < 2.0**53):
+        raise _csv_error(p, None, f"time span {span!r} s is too long for the median step "
+                                  f"{step!r} s")
+    whole = np.rint(ratio)
+    off = (whole < 1) | (np.abs(ratio - whole) > GRID_TOLERANCE)
+    if off.any():
+        k = int(np.argmax(off))
+        raise _csv_error(p, line_of(k + 1),
+                         f"time step {dt[k]:.6g} s is not a whole multiple of the median step "
+                         f"{step:.6g} s (tolerance {GRID_TOLERANCE:.0%})")
+    index = np.zeros(n, dtype=np.int64)
+    np.cumsum(whole.astype(np.int64), out=index[1:])
+    # The whole span, not the median step alone, fixes the rate: far less rounding noise.
+    rate = float(index[-1]) / span
+    return index, rate
+
+
+def read_capture_csv(
+    path: str | os.PathLike[str],
+    rig: RigParams | None = None,
+    counts_per_rev: tuple[int, int] = (40_000, 40_000),
+    *,
+    max_bytes: int = CSV_MAX_BYTES,
+    max_rows: int = CSV_MAX_ROWS,
+) -> Capture:
+    """Import t,theta0,theta1 (seconds, radians) as a Capture with angles and no counts.
+
+    The rate comes from the time grid (median step, refined over the whole span);
+    sample_index counts grid steps from 0, so gaps in time become index jumps. Lines
+    starting with # are comments. Any problem is a CaptureFileError naming the line.
+    """
+    p = Path(path)
+    if len(counts_per_rev) != 2 or min(counts_per_rev) < 1:
+        raise ValueError(f"counts_per_rev must be two positive integers, got {counts_per_rev}")
+    try:
+        size = p.stat().st_size
+        fb = open(p, "rb")
+    except FileNotFoundError:
+        raise CaptureFileError(f"{p}: file not found") from None
+    except OSError as exc:
+        raise CaptureFileError(f"{p}: cannot open ({exc.strerror or one_line_text(exc)})") from None
+    with fb:
+        if size > max_bytes:
+            raise _csv_error(p, None, f"file is {size} bytes, more than the limit of "
+                                      f"{max_bytes}")
+        header_line = _read_header(fb, p)
+        data_offset = fb.tell()
+        data: np.ndarray | None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # loadtxt warns on an empty body
+                text = io.TextIOWrapper(fb, encoding="utf-8", newline="\n")
+                try:
+                    data = np.loadtxt(text, delimiter=",", comments="#", dtype=np.float64,
+                                      ndmin=2, max_rows=max_rows + 1)
+                finally:
+                    text.detach()  # leave fb open for the slow paths
+        except ValueError:  # includes UnicodeDecodeError
+            data = None
+        if data is None:
+            fb.seek(data_offset)
+            data = _parse_rows(fb, header_line + 1, p, max_rows)
+        elif data.shape[0] > max_rows:
+            raise _csv_error(p, None, f"more than {max_rows} data rows (the limit)")
+
+        def line_of(row: int) -> int | None:
+            fb.seek(data_offset)
+            return _line_of_row(fb, header_line + 1, row, p)
+
+        index, rate = _check_rows(data, p, line_of)
+    rig = rig if rig is not None else RigParams()
+    try:
+        source = SourceInfo(kind="replay", identity=f"csv:{p.name}", sample_rate_hz=rate,
+                            counts_per_rev=counts_per_rev)
+        return Capture(capture_id=p.stem, sample_index=index, counts=None,
+                       imported_angles_rad=np.ascontiguousarray(data[:, 1:3]),
+                       sample_rate_hz=rate, counts_per_rev=counts_per_rev, rig=rig,
+                       source=source)
+    except ValueError as exc:  # e.g. a rate that overflowed to inf
+        raise CaptureFileError(f"{p}: {one_line_text(exc)}") from None

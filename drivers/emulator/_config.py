@@ -1,0 +1,115 @@
+"""What the emulated board does (its configuration and fault knobs) and what it records."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from firmware_protocol import LAYOUT_HASH, MAX_SAMPLES_PER_FRAME, MsgType
+from identify import TABLE_III_TRUTH, FrictionParams, RigParams
+
+__all__ = ["EmulatorConfig", "EmulatorRecord", "Session", "Spoiled", "parse_window"]
+
+
+@dataclass
+class EmulatorConfig:
+    """Everything the emulated board does; the defaults are a healthy bridge at 10 kHz."""
+
+    rate_hz: int = 10_000
+    samples_per_frame: int = 10
+    counts_per_rev: int = 40_000
+    pose_deg: tuple[float, float] = (0.0, 120.0)
+    hold_s: float = 1.0  # held at the pose this long before each release
+    rehold_still_s: float | None = 2.0  # re-held after still this long; None: released once
+    rig: RigParams | None = None
+    friction: FrictionParams = TABLE_III_TRUTH
+    paced: bool = True
+    status_period_s: float = 1.0
+    firmware_id: str = "hilrig-emulator/1.0"
+    link: str | None = None  # symlink kept pointing at the current pty
+    tx_buffer: int = 16_384  # device transmit buffer, bytes
+    fifo_s: float = 0.25  # samples waiting for room in the transmit buffer (paced), seconds
+    seed: int | None = None  # random faults and boot ids; None: fresh entropy
+    start_index: int = 0  # first_sample of sample 0 after START (SPEC: 0; tests: near 2**32)
+    # faults
+    corrupt: float = 0.0
+    drop: float = 0.0
+    stall: tuple[float, float] | None = None
+    reset_at: float | None = None
+    vanish: tuple[float, float] | None = None
+    garbage: tuple[float, float] | None = None
+    latch: bool = False  # a release output (protocol 1.1): held until RELEASE
+    version: int = 1
+    layout_hash: int = LAYOUT_HASH
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.samples_per_frame <= MAX_SAMPLES_PER_FRAME:
+            raise ValueError(f"samples_per_frame must be 1..{MAX_SAMPLES_PER_FRAME}")
+        if not 0 < self.rate_hz < 2**32:
+            raise ValueError(f"rate_hz must be a positive u32, got {self.rate_hz}")
+        for name in ("corrupt", "drop"):
+            p = getattr(self, name)
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1], got {p}")
+        for name in ("stall", "vanish", "garbage"):
+            w = getattr(self, name)
+            if w is not None and not (w[0] >= 0 and w[1] > 0):
+                raise ValueError(f"{name} needs T >= 0 and S > 0, got {w}")
+        if not 1 <= self.version <= 255:
+            raise ValueError(f"version must be 1..255, got {self.version}")
+
+
+@dataclass(frozen=True, slots=True)
+class Spoiled:
+    """A frame the host cannot have received intact."""
+
+    session: int  # index into record.sessions (-1: before any START)
+    msg_type: int
+    first_sample: int  # SAMPLES: device index of its first sample (u32)
+    n_samples: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One START: device sample 0 (first_sample start_index) is feed sample `feed_index`."""
+
+    boot_id: int
+    feed_index: int
+    start_index: int
+    time: float  # time.monotonic() of the START
+
+
+@dataclass
+class EmulatorRecord:
+    """What the emulator did, for tests (appended by the emulator thread; read when idle)."""
+
+    boot_ids: list[int] = field(default_factory=list)
+    sessions: list[Session] = field(default_factory=list)
+    spoiled: list[Spoiled] = field(default_factory=list)
+    ports: list[str] = field(default_factory=list)  # every pty opened
+    frames_sent: int = 0
+    samples_sent: int = 0  # samples in SAMPLES frames written (intact or spoiled)
+    commands: list[str] = field(default_factory=list)  # host messages, by name
+    releases: list[int] = field(default_factory=list)  # device index of every latch release
+    events: list[tuple[float, str]] = field(default_factory=list)
+
+    def lost_samples(self, session: int = 0) -> list[tuple[int, int]]:
+        """(first_sample, n) of every SAMPLES frame of `session` that did not arrive intact."""
+        seen: dict[int, int] = {}
+        for s in self.spoiled:
+            if s.session == session and s.msg_type == MsgType.SAMPLES:
+                seen[s.first_sample] = s.n_samples
+        return sorted(seen.items())
+
+
+def parse_window(text: str, what: str) -> tuple[float, float]:
+    """'T:S' -> (T, S) seconds; S may be 'inf'."""
+    try:
+        t, s = text.split(":")
+        window = (float(t), float(s))
+    except ValueError:
+        raise ValueError(f"{what}: expected T:S (seconds), got {text!r}") from None
+    if not (math.isfinite(window[0]) and window[0] >= 0 and window[1] > 0):
+        raise ValueError(f"{what}: need T >= 0 and S > 0, got {text!r}")
+    return window

@@ -1,0 +1,45 @@
+"""One serial connection's asyncio protocol, forwarding its callbacks to the bridge."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._bridge import SerialBridge
+
+__all__ = ["Link"]
+
+
+class Link(asyncio.Protocol):
+    """Forwards one connection's callbacks to the bridge, tagged with its generation."""
+
+    def __init__(self, bridge: SerialBridge, gen: int) -> None:
+        self.bridge = bridge
+        self.gen = gen
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.ReadTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)  # a serial transport reads
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        bridge = self.bridge
+        bridge._on_data(self.gen, data)
+        if bridge.read_interval_s > 0 and len(data) < 2048 and bridge._streaming \
+                and self.gen == bridge._gen and self.transport is not None:
+            # coalesce reads: one wakeup per read_interval_s takes several frames
+            # (about 1 ms each) instead of one wakeup per frame; a backlog (a long
+            # read) is drained at full speed
+            self.transport.pause_reading()
+            asyncio.get_running_loop().call_later(bridge.read_interval_s, self._resume)
+
+    def _resume(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+        self.bridge._on_lost(self.gen, exc)

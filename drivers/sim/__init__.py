@@ -1,0 +1,5 @@
+"""The simulated rig: the model of `identify` behind the same interface as the serial bridge."""
+
+from ._rig import SimulatedRig
+
+__all__ = ["SimulatedRig"]

@@ -1,0 +1,170 @@
+"""A simulated rig that behaves like the serial bridge: held at a pose, released, sampled.
+
+The model of identify (RK4 at the sample rate, model.md equations) is integrated
+block by block; angles are quantised to integer encoder counts as the real
+quadrature counters do. Paced, blocks arrive in real time; unpaced, as fast as the
+consumer takes them (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import AsyncIterator
+from typing import Self
+
+import numpy as np
+
+from identify import TABLE_III_TRUTH, FrictionParams, RigParams
+from identify._model import simulate_rk4
+
+from .._protocols import SampleBlock, SourceInfo, SourceStats
+
+__all__ = ["SimulatedRig"]
+
+
+class SimulatedRig:
+    """Async sample source for the simulated tilted Furuta pendulum.
+
+    The rig starts held at `pose_deg` (arm, pendulum, degrees from the hanging
+    equilibrium) and, with `auto_release`, is let go after `hold_s` seconds of samples.
+    `hold()` puts it back at a pose (as an operator would) and schedules the next
+    release; `release()` lets go at the next sample; `release_index` is the true sample
+    index of the last release. It is `Releasable`, `Holdable` and `Pacing`.
+    """
+
+    def __init__(
+        self,
+        rig: RigParams | None = None,
+        friction: FrictionParams = TABLE_III_TRUTH,
+        pose_deg: tuple[float, float] = (0.0, 120.0),
+        *,
+        rate_hz: float = 10_000.0,
+        counts_per_rev: int = 40_000,
+        block_size: int = 100,
+        paced: bool = True,
+        hold_s: float = 1.0,
+        auto_release: bool = True,
+    ) -> None:
+        if block_size < 1 or not (math.isfinite(rate_hz) and rate_hz > 0) or counts_per_rev < 4:
+            raise ValueError("block_size >= 1, finite rate_hz > 0 and counts_per_rev >= 4 "
+                             "are required")
+        self.rig = rig or RigParams()
+        self.friction = friction
+        self.rate_hz = float(rate_hz)
+        self.counts_per_rev = int(counts_per_rev)
+        self.block_size = int(block_size)
+        self._paced = paced
+        self._clock: tuple[float, int] | None = None  # (time, index) pacing counts from
+        self.stats = SourceStats()
+        self.info = SourceInfo(
+            kind="simulated",
+            identity=f"sim:tilt={self.rig.tilt_deg:g}deg",
+            sample_rate_hz=self.rate_hz,
+            counts_per_rev=(self.counts_per_rev, self.counts_per_rev),
+        )
+        self._rig_arr = self.rig.as_array()
+        self._fr_arr = friction.as_array()
+        self._state = np.zeros(4)
+        self._held = True
+        self._release_at: int | None = None
+        self.release_index: int | None = None
+        self._index = 0
+        self._closed = False
+        self._scale = self.counts_per_rev / (2.0 * math.pi)
+        self.hold(pose_deg, release_in_s=hold_s if auto_release else None)
+
+    def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:
+        """Hold the rig still at a pose; release it after `release_in_s` seconds if given."""
+        if release_in_s is not None and not math.isfinite(release_in_s):
+            raise ValueError(f"release_in_s must be finite, got {release_in_s}")
+        self._state[:] = (math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0.0, 0.0)
+        self._held = True
+        self._release_at = (None if release_in_s is None
+                            else self._index + max(0, int(round(release_in_s * self.rate_hz))))
+
+    @property
+    def can_release(self) -> bool:
+        return True
+
+    async def release(self, pulse_ms: int = 0) -> int | None:
+        """Let go at the next sample (no latch pulse to time); returns that sample's index."""
+        return self.let_go()
+
+    def let_go(self) -> int:
+        """`release()` for a caller that reads samples synchronously (`read`)."""
+        self._release_at = self._index
+        return self._index
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    @property
+    def paced(self) -> bool:
+        """Real time (True) or as fast as the consumer reads (False); may change any time."""
+        return self._paced
+
+    @paced.setter
+    def paced(self, value: bool) -> None:
+        self._paced = bool(value)
+        self._clock = None  # pacing counts anew from the next block
+
+    async def __aenter__(self) -> Self:
+        self._closed = False
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._closed = True
+
+    def _advance(self, n: int) -> np.ndarray:
+        """Angles (n, 2) of the next n samples, integrating the model when free."""
+        out = np.empty((n, 2))
+        k = 0
+        while k < n:
+            if self._held:
+                until = n if self._release_at is None else min(n, self._release_at - self._index)
+                if until <= k:  # release due now
+                    self._held = False
+                    self.release_index = self._index
+                    self._release_at = None
+                    continue
+                out[k:until] = self._state[:2]
+                self._index += until - k
+                k = until
+            else:
+                m = n - k
+                # row 0 of the simulation is the current state, i.e. this sample
+                states, _ = simulate_rk4(self._rig_arr, self._fr_arr, self._state,
+                                         1.0 / self.rate_hz, m + 1, 1)
+                out[k:n] = states[:m, :2]
+                self._state[:] = states[m]
+                self._index += m
+                k = n
+        return out
+
+    def read(self, n: int) -> SampleBlock:
+        """Produce the next n samples synchronously (the unpaced core of blocks())."""
+        first = self._index
+        angles = self._advance(n)
+        counts = np.rint(angles * self._scale).astype(np.int32)
+        self.stats.blocks += 1
+        self.stats.samples += n
+        return SampleBlock(first_index=first, counts=counts, host_time=time.monotonic())
+
+    async def blocks(self) -> AsyncIterator[SampleBlock]:
+        self._clock = None
+        while not self._closed:
+            if self._clock is None:
+                self._clock = (time.monotonic(), self._index)
+            t0, i0 = self._clock
+            block = self.read(self.block_size)
+            if self._paced:
+                due = t0 + (block.end_index - i0) / self.rate_hz
+                delay = due - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            else:
+                await asyncio.sleep(0)  # let consumers run between blocks
+            yield block

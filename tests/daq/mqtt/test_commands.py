@@ -1,0 +1,145 @@
+"""Commands over MQTT against the real Mosquitto: replies by correlation data, clear refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import aiomqtt
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from daq.config import load_settings
+from daq.mqtt import CommandRouter, Courier, send_command
+from daq.runtime import SessionPlan, SessionRun, SimReleaser, new_session_id
+from daq.storage import Catalog, Outbox
+from drivers.sim import SimulatedRig
+
+URL = "mqtt://127.0.0.1:1883"
+
+
+class V5Client:
+    """A lab script: MQTT v5, its own response topic, a correlation id per request."""
+
+    def __init__(self, client: aiomqtt.Client, rig_id: str) -> None:
+        self.client, self.rig_id = client, rig_id
+        self.response = f"replies/{uuid.uuid4().hex[:8]}"
+        self.replies: dict[bytes, dict] = {}
+
+    async def start(self) -> None:
+        await self.client.subscribe(self.response, qos=1)
+        self._task = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for m in self.client.messages:
+            if m.topic.value == self.response:
+                self.replies[m.properties.CorrelationData] = json.loads(m.payload)
+
+    async def ask(self, verb: str, payload: bytes | str, timeout: float = 60.0) -> dict:
+        token = uuid.uuid4().hex.encode()
+        props = Properties(PacketTypes.PUBLISH)
+        props.ResponseTopic = self.response
+        props.CorrelationData = token
+        await self.client.publish(f"hilrig/{self.rig_id}/cmd/{verb}", payload, qos=1,
+                                  properties=props)
+        async with asyncio.timeout(timeout):
+            while token not in self.replies:
+                await asyncio.sleep(0.02)
+        return self.replies.pop(token)
+
+
+@pytest.mark.fault(injected="bad input: malformed MQTT commands (bad JSON, wrong types, unknown verbs, paths)",
+                   expected="an error reply each, nothing changed")
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+async def test_each_command_gets_its_reply_and_malformed_ones_change_nothing(tmp_path, until):
+    rig_id = f"cmd-{uuid.uuid4().hex[:8]}"
+    settings = load_settings(None, storage={"directory": str(tmp_path)},
+                             mqtt={"rig_id": rig_id, "url": URL, "telemetry_hz": 0})
+    plan = SessionPlan(captures=3, poses_deg=[(0.0, 30.0)], paced=False)
+    cat = Catalog.open(tmp_path)
+    sid = new_session_id()
+    cat.add_session(sid, plan.model_dump_json())
+    rig = SimulatedRig(rig=settings.rig, friction=settings.sim.friction, pose_deg=(0.0, 30.0),
+                       paced=False, auto_release=False)
+    router = CommandRouter(rig_id)
+    async with Courier(settings.mqtt, Outbox(tmp_path), commands=router) as courier, \
+            aiomqtt.Client("127.0.0.1", 1883, protocol=aiomqtt.ProtocolVersion.V5) as c:
+        runner = SessionRun(settings, rig, courier, plan=plan, catalog=cat, session_id=sid,
+                               releaser=SimReleaser(rig, plan.hold_s))
+        runner.register_commands(router)
+        lab = V5Client(c, rig_id)
+        await lab.start()
+        await until(lambda: courier.connected, 10, "the courier to connect")
+        session = asyncio.create_task(runner.run())
+
+        paused = await lab.ask("session/pause", "{}")
+        assert paused["ok"] and paused["result"]["state"] == "suspended"
+        assert paused["schema"] == "hilrig.reply/1" and paused["rig_id"] == rig_id
+        await until(lambda: len(cat.captures(sid, status="done")) >= 1, 240, "a first capture")
+        await asyncio.sleep(2.0)  # paused: no further release while it holds
+        assert len(cat.captures(sid)) == 1
+
+        before = len(cat.results(session_id=sid))
+        malformed = [("identify", b"{not json", "not valid JSON"),
+                     ("identify", b'{"capture_id": 5}', "capture_id"),
+                     ("identify", b'{"capture_id": "../../etc/passwd"}', "capture_id"),
+                     ("identify", b'{"capture_id": "x", "method": "magic"}', "unknown method"),
+                     ("identify", b'{"capture_id": "nope"}', "no capture 'nope'"),
+                     ("identify", b'[1, 2]', "JSON object"),
+                     ("fly", b"{}", "unknown verb 'fly'"),
+                     ("abort", b"{}", "no capture is recording"),
+                     ("arm", b"{}", "the session arms the trigger"),
+                     ("release", b"{}", "no release is awaited"),
+                     ("session/start", b'{"plan": {"captures": 1}}', "is running"),
+                     ("session/stop", b'{"force": true}', "force")]
+        for verb, payload, error in malformed:
+            reply = await lab.ask(verb, payload)
+            assert reply["ok"] is False and error in reply["error"], (verb, reply)
+            assert "\n" not in reply["error"]
+        assert len(cat.results(session_id=sid)) == before  # nothing changed
+        assert len(cat.captures(sid)) == 1 and cat.session(sid).status == "running"
+
+        first = cat.captures(sid, status="done")[0].capture_id
+        again = await lab.ask("identify", json.dumps({"capture_id": first,
+                                                     "method": "regression"}))
+        assert again["ok"] and again["result"]["method"] == "regression"
+        assert len(cat.results(capture_id=first)) == 2  # added, not replaced
+
+        # an MQTT 3.1.1 client names its reply topic and correlation id in the request
+        async with aiomqtt.Client("127.0.0.1", 1883,
+                                  protocol=aiomqtt.ProtocolVersion.V311) as old:
+            topic = f"hilrig/{rig_id}/reply/dash-1"
+            await old.subscribe(topic, qos=1)
+            await old.publish(f"hilrig/{rig_id}/cmd/session/resume", json.dumps(
+                {"reply_to": topic, "correlation_id": "r-42"}), qos=1)
+            async with asyncio.timeout(30):
+                message = await anext(aiter(old.messages))
+            reply = json.loads(message.payload)
+            assert reply["ok"] and reply["correlation_id"] == "r-42"
+
+        stop = await send_command(settings.mqtt, "session/stop", {})  # hilrig cmd's client
+        assert stop["ok"] and stop["result"]["session_id"] == sid
+        await asyncio.wait_for(session, 300)
+    row = cat.session(sid)
+    assert row.status == "stopped" and row.reason == "stop requested"
+    assert {c.status for c in cat.captures(sid)} == {"done"}
+
+
+def test_hilrig_cmd_says_what_is_wrong_before_sending(tmp_path):
+    env = dict(os.environ, HILRIG_MQTT__URL=URL)
+    bad = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "fly"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown verb 'fly'" in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "identify", "{oops"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "not valid JSON" in bad.stderr
+    nobody = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "arm", "--timeout", "1"],
+                            env=dict(env, HILRIG_MQTT__RIG_ID=f"nobody-{uuid.uuid4().hex[:6]}"),
+                            capture_output=True, text=True, timeout=60)
+    assert nobody.returncode == 1 and "no reply" in nobody.stderr

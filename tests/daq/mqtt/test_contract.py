@@ -1,0 +1,118 @@
+"""The MQTT contract: JSON Schemas checked in and current, every message of a session valid."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import jsonschema
+import numpy as np
+import pytest
+
+from daq.acquisition import TelemetryDecimator
+from daq.mqtt.schemas import SCHEMA_DIR, generate, schema_file
+from drivers import SampleBlock
+
+BROKER = ("127.0.0.1", 1883)
+
+
+def _validator(schema: str) -> jsonschema.Draft202012Validator:
+    doc = json.loads((SCHEMA_DIR / schema_file(schema)).read_text())
+    return jsonschema.Draft202012Validator(doc)
+
+
+def test_the_checked_in_schemas_are_current():
+    files = generate()
+    assert sorted(p.name for p in SCHEMA_DIR.glob("*.schema.json")) == sorted(files)
+    for name, text in files.items():
+        assert (SCHEMA_DIR / name).read_text() == text, f"{name}: run python -m daq.schemas"
+
+
+def test_a_schema_rejects_what_breaks_the_contract():
+    status = _validator("hilrig.status/1")
+    ok = {"schema": "hilrig.status/1", "rig_id": "rig1", "time": "2026-11-22T10:00:00.000Z",
+          "software_version": "0.1.0", "state": "idle"}
+    status.validate(ok)
+    assert not status.is_valid({**ok, "state": "sleeping"})
+    assert not status.is_valid({k: v for k, v in ok.items() if k != "rig_id"})
+    assert status.is_valid({**ok, "a_later_key": 1})  # consumers ignore unknown keys
+
+
+def test_telemetry_is_decimated_to_100_hz_with_velocities_in_degrees_per_second():
+    rate = 10_000.0
+    dec = TelemetryDecimator(rate, (40_000, 40_000), hz=100.0, block_s=0.1)
+    idx = np.arange(20_000)
+    counts = np.stack([np.zeros(idx.size), 4000 * np.sin(2 * np.pi * idx / rate)], 1)
+    bodies = []
+    for k in range(0, 20_000, 100):
+        bodies += dec.feed(SampleBlock(k, counts[k:k + 100].astype(np.int32), 1000.0 + k / rate))
+    assert len(bodies) == 20  # 2 s at 100 Hz in blocks of 10
+    b = bodies[5]
+    assert b["rate_hz"] == 100.0 and b["index0"] == 5000
+    assert len(b["t"]) == len(b["theta1_deg"]) == len(b["omega1_dps"]) == 10
+    assert np.allclose(np.diff(b["t"]), 0.01)
+    theta = 36.0 * np.sin(2 * np.pi * np.arange(5000, 6000, 100) / rate)
+    assert np.allclose(b["theta1_deg"], theta, atol=0.01)
+    # backward difference at 100 Hz of a 1 Hz sine of 36 deg amplitude: <= 226 deg/s
+    assert max(abs(w) for w in b["omega1_dps"]) == pytest.approx(226, rel=0.02)
+
+
+def test_telemetry_restarts_its_difference_after_a_gap():
+    dec = TelemetryDecimator(10_000.0, (40_000, 40_000), hz=100.0, block_s=0.05)
+    ramp = np.repeat(np.arange(0, 1000, dtype=np.int32)[:, None], 2, axis=1)
+    a = dec.feed(SampleBlock(0, ramp[:500], 0.0))
+    b = dec.feed(SampleBlock(2000, ramp[500:], 0.0))  # 1500 samples lost
+    assert a and b and b[0]["index0"] == 2000
+    assert all(np.isfinite(b[0]["omega0_dps"]))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_every_message_of_a_three_capture_session_validates_against_its_schema(tmp_path):
+    rig_id = f"contract-{uuid.uuid4().hex[:8]}"
+    # into a file, line-buffered: a full pipe would stall the subscriber (and the broker
+    # drops what a stalled client cannot take), its buffer would lose the last lines
+    log = tmp_path / "sub.log"
+    sink = open(log, "w")
+    sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-h", BROKER[0], "-p",
+                            str(BROKER[1]), "-v", "-q", "1", "-F", "%t\t%p",
+                            "-t", f"hilrig/{rig_id}/#"], stdout=sink, text=True)
+    time.sleep(0.5)  # subscribed before the session starts
+    try:
+        env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+                   HILRIG_MQTT__RIG_ID=rig_id, HILRIG_MQTT__URL="mqtt://127.0.0.1:1883")
+        run = subprocess.run([sys.executable, "-m", "daq.cli", "session", "start", "--captures",
+                              "3", "--sim", "--unpaced", "--pose", "0", "30"], env=env,
+                             capture_output=True, text=True, timeout=500)
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    finally:
+        sub.terminate()
+        sub.wait(timeout=10)
+        sink.close()
+        out = log.read_text()
+        for topic in ("status", "result/latest"):  # leave no retained messages behind
+            subprocess.run(["mosquitto_pub", "-h", BROKER[0], "-p", str(BROKER[1]), "-r", "-n",
+                            "-t", f"hilrig/{rig_id}/{topic}"], check=False, timeout=10)
+    seen: dict[str, int] = {}
+    docs: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        topic, payload = line.split("\t", 1)
+        msg = json.loads(payload)
+        _validator(msg["schema"]).validate(msg)
+        assert msg["rig_id"] == rig_id and msg["time"].endswith("Z")
+        kind = topic.split("/")[2]
+        seen[kind] = seen.get(kind, 0) + 1
+        if kind == "capture":
+            docs.setdefault(msg["capture_id"], []).append(msg["document"])
+            assert msg["session_id"] and msg["seq"] in (1, 2, 3)
+        if kind == "result" and topic.split("/")[3] != "latest":
+            assert msg["msg_id"].startswith(f"result/{msg['capture_id']}/grey-box/")
+    assert {"status", "capture", "result", "session", "telemetry"} <= set(seen)
+    assert len(docs) == 3
+    for documents in docs.values():  # start, a progress a second at most, stop
+        assert documents[0] == "start" and documents[-1] == "stop"
+    assert seen["result"] == 6  # 3 results, each also on result/latest

@@ -1,0 +1,193 @@
+"""Security against a real Mosquitto started from deploy/mosquitto/: users, ACL and TLS.
+
+The broker's config, ACL and the way users are made are the deployed ones; only paths
+and ports are the test's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import aiomqtt
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from daq.config import MqttConfig
+from daq.mqtt import CommandRouter, Courier, Publisher
+from daq.storage import Outbox
+
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "mosquitto"
+USERS = {"hilrig": "s3rvice-pw", "worker": "w0rker-pw", "operator": "0perator-pw",
+         "dashboard": "dashb0ard-pw"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _certs(d: Path) -> None:
+    """A CA and a server certificate for 127.0.0.1, made with openssl."""
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True, timeout=60)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+        "-keyout", "ca.key", "-out", "ca.crt")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
+        "server.key", "-out", "server.csr")
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-out", "server.crt", "-extfile", "san.ext")
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mosquitto")
+    for tool in ("mosquitto", "mosquitto_passwd", "openssl"):
+        if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
+            pytest.fail(f"these tests need {tool} (Debian: mosquitto, openssl)")
+    _certs(d)
+    passwd = d / "hilrig.passwd"
+    passwd.touch()
+    for user, pw in USERS.items():  # as deploy/mosquitto/hilrig.conf says to make them
+        subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, pw], check=True,
+                       timeout=30)
+    plain, tls = _free_port(), _free_port()
+    conf = (DEPLOY / "hilrig.conf").read_text()
+    conf = (conf.replace("/etc/mosquitto/hilrig.passwd", str(passwd))
+            .replace("/etc/mosquitto/hilrig.acl", str(DEPLOY / "hilrig.acl"))
+            .replace("/etc/mosquitto/certs/", f"{d}/")
+            .replace("/var/lib/mosquitto/", f"{d}/")
+            .replace("listener 1883 127.0.0.1", f"listener {plain} 127.0.0.1")
+            .replace("listener 8883", f"listener {tls} 127.0.0.1"))
+    if os.geteuid() == 0:  # as root Mosquitto would drop to its own user, who cannot read
+        conf += "\nuser root\n"  # the test's private files; a deployment keeps the default
+    (d / "mosquitto.conf").write_text(conf)
+    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+    proc = subprocess.Popen([exe, "-c", str(d / "mosquitto.conf")], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", tls)) == 0:
+                break
+        if proc.poll() is not None:
+            pytest.fail(f"the deployed Mosquitto config does not start: {proc.stdout.read()}")
+        time.sleep(0.05)
+    yield {"plain": plain, "tls": tls, "dir": d}
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def _cfg(broker, user: str | None, rig: str, tls: bool = False, **more) -> MqttConfig:
+    port = broker["tls"] if tls else broker["plain"]
+    scheme = "mqtts" if tls else "mqtt"
+    extra = {"tls_ca_file": broker["dir"] / "ca.crt"} if tls else {}
+    if user is not None:
+        extra.update(username=user, password=USERS[user])
+    return MqttConfig(url=f"{scheme}://127.0.0.1:{port}", rig_id=rig, **extra, **more)
+
+
+def _client(broker, user: str | None, tls: bool = False, **kw) -> aiomqtt.Client:
+    port = broker["tls"] if tls else broker["plain"]
+    auth = {} if user is None else {"username": user, "password": USERS[user]}
+    if tls:
+        auth["tls_context"] = ssl.create_default_context(cafile=str(broker["dir"] / "ca.crt"))
+    return aiomqtt.Client("127.0.0.1", port, identifier=f"{user}-{uuid.uuid4().hex[:6]}",
+                          **auth, **kw)
+
+
+async def test_an_unauthenticated_client_or_a_wrong_password_is_refused(broker):
+    with pytest.raises(aiomqtt.MqttError):
+        async with _client(broker, None):
+            pass
+    with pytest.raises(aiomqtt.MqttError):
+        async with aiomqtt.Client("127.0.0.1", broker["plain"], username="dashboard",
+                                  password="guess"):
+            pass
+
+
+@pytest.mark.timeout(60)
+async def test_a_dashboard_reads_but_can_neither_command_nor_publish_a_status(broker, tmp_path):
+    rig = f"sec-{uuid.uuid4().hex[:6]}"
+    called: list[str] = []
+    router = CommandRouter(rig)
+
+    async def arm(request):
+        called.append("arm")
+        return {"armed": True}
+
+    router.register("arm", arm)
+    async with Courier(_cfg(broker, "hilrig", rig), Outbox(tmp_path), commands=router) as svc:
+        await svc.publish_status("idle")
+        async with _client(broker, "dashboard", protocol=aiomqtt.ProtocolVersion.V5) as dash, \
+                _client(broker, "operator", protocol=aiomqtt.ProtocolVersion.V5) as op:
+            await dash.subscribe(f"hilrig/{rig}/status", qos=1)
+            async with asyncio.timeout(10):  # the dashboard reads the service's status
+                while True:
+                    m = await anext(aiter(dash.messages))
+                    if json.loads(m.payload)["state"] == "idle":
+                        break
+            for client in (dash, op):
+                props = Properties(PacketTypes.PUBLISH)
+                props.ResponseTopic = f"replies/{uuid.uuid4().hex[:6]}"
+                props.CorrelationData = b"1"
+                await client.subscribe(props.ResponseTopic, qos=1)
+                await client.publish(f"hilrig/{rig}/cmd/arm", b"{}", qos=1, properties=props)
+            await asyncio.sleep(2.0)
+            assert called == ["arm"]  # the operator's, not the dashboard's
+            await dash.publish(f"hilrig/{rig}/status", json.dumps({"state": "offline"}),
+                               qos=1, retain=True)
+            await asyncio.sleep(0.5)
+        async with _client(broker, "dashboard") as fresh:
+            await fresh.subscribe(f"hilrig/{rig}/status", qos=1)
+            async with asyncio.timeout(5):
+                m = await anext(aiter(fresh.messages))
+            assert json.loads(m.payload)["schema"] == "hilrig.status/1"  # still the service's
+
+
+@pytest.mark.timeout(60)
+async def test_over_tls_the_service_publishes_and_an_unknown_ca_is_refused(broker, tmp_path):
+    rig = f"tls-{uuid.uuid4().hex[:6]}"
+    async with _client(broker, "dashboard", tls=True) as dash:
+        await dash.subscribe(f"hilrig/{rig}/capture/+", qos=1)
+        async with Publisher(_cfg(broker, "hilrig", rig, tls=True)) as pub:
+            assert await pub.publish_capture("c1", {"samples": 10})
+        async with asyncio.timeout(10):
+            m = await anext(aiter(dash.messages))
+        assert json.loads(m.payload)["capture_id"] == "c1"
+    with pytest.raises(ConnectionError):  # the system CAs do not know the lab's
+        async with Publisher(MqttConfig(url=f"mqtts://127.0.0.1:{broker['tls']}", rig_id=rig,
+                                        username="hilrig", password=USERS["hilrig"],
+                                        connect_timeout_s=3)):
+            pass
+
+
+@pytest.mark.timeout(60)
+def test_the_password_is_never_logged(broker, tmp_path):
+    pw_file = tmp_path / "mqtt-password"
+    pw_file.write_text(USERS["operator"] + "\n")
+    env = dict(os.environ, HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{broker['plain']}",
+               HILRIG_MQTT__USERNAME="operator", HILRIG_MQTT__PASSWORD_FILE=str(pw_file),
+               HILRIG_MQTT__RIG_ID="nobody")
+    run = subprocess.run([sys.executable, "-m", "daq.cli", "-v", "monitor", "--timeout", "1"],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert USERS["operator"] not in run.stdout + run.stderr
+    env["HILRIG_MQTT__PASSWORD"] = USERS["operator"]
+    env["HILRIG_MQTT__KEEPALIVE_S"] = "not a number"
+    bad = subprocess.run([sys.executable, "-m", "daq.cli", "monitor", "--timeout", "1"],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "keepalive_s" in bad.stderr
+    assert USERS["operator"] not in bad.stdout + bad.stderr

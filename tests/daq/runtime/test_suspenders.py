@@ -1,0 +1,134 @@
+"""Suspenders: a session pauses on a bad condition, resumes by itself, or stops at a limit."""
+
+from __future__ import annotations
+
+import pytest
+
+from daq.config import load_settings
+from daq.runtime import (
+    LatchReleaser,
+    SessionPlan,
+    SessionRun,
+    SimReleaser,
+    SuspenderWatch,
+    new_session_id,
+)
+from daq.storage import Catalog
+from drivers import SampleBlock
+from drivers.emulator import EmulatorConfig, FirmwareEmulator
+from drivers.serial import SerialBridge
+from drivers.sim import SimulatedRig
+
+POSE = (0.0, 30.0)
+
+
+def test_a_condition_must_stay_clear_for_the_settle_time_before_it_is_lifted():
+    w = SuspenderWatch(settle_s=2.0, limit_s=100.0)
+    assert w.check(0.0, {"bridge": "lost"}).suspend == {"bridge": "lost"}
+    assert w.check(0.5, {"bridge": "lost"}).suspend == {}  # told once
+    assert w.check(1.0, {"bridge": None}).lift == []
+    assert w.check(1.5, {"bridge": "lost"}).lift == []  # back again: the settle restarts
+    assert w.check(2.0, {"bridge": None}).lift == []
+    assert w.check(4.0, {"bridge": None}).lift == ["bridge"]
+
+
+def test_a_suspension_outlasting_the_limit_stops_with_its_reason_but_a_pause_never_does():
+    w = SuspenderWatch(settle_s=1.0, limit_s=10.0)
+    w.check(0.0, {"paused": "paused by command", "disk": "disk: full"})
+    assert w.check(5.0, {"disk": "disk: full"}).stop is None
+    v = w.check(10.5, {"disk": "disk: full"})
+    assert v.stop == "disk: full (suspended for more than 10 s)"
+    w2 = SuspenderWatch(settle_s=1.0, limit_s=10.0)
+    w2.check(0.0, {"paused": "paused by command"})
+    assert w2.check(1e6, {}).stop is None
+
+
+def _runner(tmp_path, source, releaser, plan, events):
+    settings = load_settings(None, storage={"directory": str(tmp_path)})
+    cat = Catalog.open(tmp_path)
+    sid = new_session_id()
+    cat.add_session(sid, plan.model_dump_json())
+    return SessionRun(settings, source, None, plan=plan, catalog=cat, session_id=sid,
+                         releaser=releaser, say=events.append), cat, sid
+
+
+@pytest.mark.fault(injected="session: the bridge vanishes for 1 s mid-capture",
+                   expected="suspended, then resumed by itself after the settle time; the gap kept")
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_vanished_bridge_suspends_the_session_which_resumes_when_it_is_back(tmp_path):
+    # in real time: the port vanishes for 1 s while the first capture is recording
+    cfg = EmulatorConfig(seed=31, latch=True, pose_deg=POSE, paced=True, vanish=(2.0, 1.0),
+                         link=str(tmp_path / "bridge"))
+    events: list[str] = []
+    async with FirmwareEmulator(cfg):
+        plan = SessionPlan(captures=1, poses_deg=[POSE], source="serial",
+                           port=str(tmp_path / "bridge"), release="latch", hold_s=0.5,
+                           settle_s=0.5)
+        async with SerialBridge(str(tmp_path / "bridge"), backoff=(0.2, 0.5)) as bridge:
+            runner, cat, sid = _runner(tmp_path / "archive", bridge,
+                                       LatchReleaser(bridge, plan.hold_s), plan, events)
+            await runner.run()
+    assert any("suspended: bridge:" in e for e in events), events
+    assert any("bridge cleared; resuming" in e for e in events), events
+    assert cat.session(sid).status == "done"
+    [capture] = cat.captures(sid)
+    assert capture.status == "done" and capture.summary["gaps"] == 1  # the outage, kept
+
+
+@pytest.mark.fault(injected="session: 5 % of frames corrupted for good",
+                   expected="suspended, then stopped at the limit with the reason")
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_corrupting_link_suspends_and_stops_the_session_at_the_limit(tmp_path):
+    cfg = EmulatorConfig(seed=32, latch=True, pose_deg=POSE, paced=True, corrupt=0.05)
+    events: list[str] = []
+    async with FirmwareEmulator(cfg) as emu:
+        plan = SessionPlan(captures=50, poses_deg=[POSE], source="serial", port=emu.port,
+                           release="latch", hold_s=0.5, suspend_limit_s=3.0,
+                           max_link_errors_per_s=5.0)
+        async with SerialBridge(emu.port) as bridge:
+            runner, cat, sid = _runner(tmp_path, bridge, LatchReleaser(bridge, plan.hold_s),
+                                       plan, events)
+            await runner.run()
+    row = cat.session(sid)  # 50 corrupted frames a second, 5 allowed
+    assert row.status == "stopped"
+    assert row.reason.startswith("link: more than 5 corrupted frames per second"), row.reason
+    assert "suspended for more than 3 s" in row.reason
+
+
+class StuckArm:
+    """The simulated rig with the arm encoder's counts frozen (a loose connector)."""
+
+    def __init__(self, rig: SimulatedRig) -> None:
+        self.rig, self.info, self.stats = rig, rig.info, rig.stats
+
+    async def __aenter__(self):
+        await self.rig.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.rig.__aexit__(*exc)
+
+    async def blocks(self):
+        async for b in self.rig.blocks():
+            counts = b.counts.copy()
+            counts[:, 0] = 7
+            yield SampleBlock(b.first_index, counts, b.host_time)
+
+
+@pytest.mark.fault(injected="session: the arm encoder stops counting",
+                   expected="suspended, no further release, stopped at the limit")
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_stuck_encoder_suspends_the_session_and_needs_a_person(tmp_path):
+    rig = SimulatedRig(pose_deg=POSE, paced=True, auto_release=False)
+    plan = SessionPlan(captures=5, poses_deg=[(0.0, 30.0)], paced=True, suspend_limit_s=4.0,
+                       pose_tolerance_deg=10.0)
+    events: list[str] = []
+    runner, cat, sid = _runner(tmp_path, StuckArm(rig), SimReleaser(rig, plan.hold_s), plan,
+                               events)
+    await runner.run()
+    row = cat.session(sid)
+    assert row.status == "stopped" and row.reason.startswith("encoder: arm did not count")
+    assert len(cat.captures(sid)) == 1  # no release after the encoder stuck

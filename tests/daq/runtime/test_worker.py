@@ -1,0 +1,72 @@
+"""Scale-out: `hilrig worker` processes share offloaded captures through Mosquitto."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from daq.storage import Catalog
+
+HILRIG = [sys.executable, "-m", "daq.cli"]
+
+
+@pytest.mark.fault(injected="workers: one of two workers killed mid-job",
+                   expected="the job published again; all 20 results, once each")
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_path, wait_until):
+    rig_id = f"workers-{uuid.uuid4().hex[:8]}"
+    root = tmp_path / "archive"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig_id,
+               HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_IDENTIFY__OFFLOAD="true",
+               HILRIG_IDENTIFY__JOB_TIMEOUT_S="20", HILRIG_MQTT__TELEMETRY_HZ="0")
+    logs = {k: tmp_path / f"worker-{k}.log" for k in "ab"}
+    workers = {k: subprocess.Popen([*HILRIG, "worker"], env=env, stdout=open(logs[k], "w"),
+                                   stderr=subprocess.STDOUT) for k in "ab"}
+    plan = tmp_path / "plan.toml"
+    plan.write_text("[session]\ncaptures = 20\npaced = false\nposes_deg = [[0.0, 30.0]]\n"
+                    "max_in_flight = 4\n")
+    session = None
+    try:
+        for k in "ab":
+            wait_until(lambda k=k: "waiting for jobs" in logs[k].read_text(), 60, f"worker {k}")
+        session = subprocess.Popen([*HILRIG, "session", "start", str(plan)], env=env,
+                                   stdout=open(tmp_path / "session.log", "w"),
+                                   stderr=subprocess.STDOUT)
+
+        def a_mid_job():
+            text = logs["a"].read_text()
+            started = re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M)
+            finished = re.findall(r"^job (\S+): grey-box done", text, re.M)
+            if finished and len(started) > len(finished):
+                return started[-1]
+            return None
+
+        victim = wait_until(a_mid_job, 300, "worker a to be in the middle of its second job")
+        workers["a"].send_signal(signal.SIGKILL)
+        workers["a"].wait(timeout=30)
+        assert session.wait(timeout=600) == 0, (tmp_path / "session.log").read_text()[-3000:]
+    finally:
+        for p in [*workers.values(), session]:
+            if p is not None and p.poll() is None:
+                p.kill()
+    with Catalog.open(root, create=False) as cat:
+        sid = cat.latest_session().session_id
+        caps = cat.captures(sid)
+        assert sorted(c.seq for c in caps) == list(range(1, 21))
+        assert {c.status for c in caps} == {"done"}
+        results = cat.results(session_id=sid)
+        # exactly one result per capture and method, each from a worker's job
+        assert sorted(r.capture_id for r in results) == sorted(c.capture_id for c in caps)
+        assert all(r.result_key == f"job/{r.capture_id}/grey-box" for r in results)
+    done = {k: len(re.findall(r": grey-box done", logs[k].read_text())) for k in "ab"}
+    assert done["a"] >= 1 and done["b"] >= 1, done  # each did some
+    # the job the killed worker held went to the other after the timeout
+    assert re.search(rf"^job {victim} \(attempt [2-9]\): identifying", logs["b"].read_text(),
+                     re.M), logs["b"].read_text()[-2000:]

@@ -1,0 +1,99 @@
+"""The catalog: a real SQLite file in WAL mode that several processes share."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from daq.storage import CATALOG_NAME, Catalog, CatalogError
+from identify import IdentificationResult, ParameterEstimate
+
+
+def _result(method: str = "grey-box", value: float = 5e-4, capture_id: str = "c1"
+            ) -> IdentificationResult:
+    est = ParameterEstimate(value=value, ci95=(value * 0.9, value * 1.1), identifiable=True)
+    return IdentificationResult(method=method, capture_id=capture_id,
+                                parameters={"mu_d0": est},
+                                fit_percent={"arm": 99.5, "pendulum": 99.9},
+                                compute_seconds=1.5, normalized_compute_time=1e-5,
+                                capture_seconds=20.0, sample_rate_hz=1e4, samples=200_001,
+                                tilt_deg=10.0)
+
+
+@pytest.fixture
+def cat(tmp_path):
+    with Catalog.open(tmp_path) as c:
+        c.add_session("S1", '{"captures": 2}', name="night run")
+        c.add_capture("c1", session_id="S1", seq=1, pose=[0.0, 120.0], status="recording",
+                      path=str(tmp_path / "c1.h5"))
+        yield c
+
+
+def test_the_catalog_is_one_sqlite_file_in_wal_mode(tmp_path, cat):
+    assert cat.path == tmp_path / CATALOG_NAME
+    with sqlite3.connect(cat.path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert cat.integrity_ok()
+
+
+def test_a_capture_moves_through_its_states_with_its_statistics(cat):
+    cat.update_capture("c1", status="captured", samples=200_001, lost_samples=3,
+                       duration_s=20.0, end_reason="settled", summary={"gaps": 1})
+    row = cat.capture("c1")
+    assert (row.status, row.samples, row.lost_samples, row.summary) == (
+        "captured", 200_001, 3, {"gaps": 1})
+    assert row.pose == [0.0, 120.0] and row.seq == 1 and row.session_id == "S1"
+    assert [c.capture_id for c in cat.captures("S1", status="captured")] == ["c1"]
+    assert cat.captures("S1", status="done") == []
+
+
+def test_results_are_added_never_overwritten(cat):
+    first = cat.add_result(_result(value=5e-4), capture_id="c1")
+    second = cat.add_result(_result(value=6e-4), capture_id="c1")  # same capture and method
+    assert second.result_id > first.result_id
+    values = [r.result().parameters["mu_d0"].value for r in cat.results(capture_id="c1")]
+    assert values == [5e-4, 6e-4]
+    assert cat.results(session_id="S1", method="grey-box")[0].fit_arm == 99.5
+
+
+def test_a_redelivered_result_with_the_same_key_is_not_added_twice(cat):
+    a = cat.add_result(_result(), capture_id="c1", result_key="job-7")
+    b = cat.add_result(_result(value=7e-4), capture_id="c1", result_key="job-7")
+    assert a.result_id == b.result_id
+    assert len(cat.results(capture_id="c1")) == 1
+
+
+def test_a_stop_request_from_another_process_is_seen(cat):
+    code = ("import sys; from daq.storage import Catalog; "
+            "c = Catalog.open(sys.argv[1], create=False); c.request_stop('S1')")
+    subprocess.run([sys.executable, "-c", code, str(cat.path.parent)], check=True, timeout=60)
+    assert cat.stop_requested("S1")
+    cat.set_session_status("S1", "running", pid=123)  # a resumed session starts afresh
+    assert not cat.stop_requested("S1")
+
+
+def test_unknown_ids_and_missing_catalogs_are_one_line_errors(tmp_path, cat):
+    with pytest.raises(CatalogError, match="no capture 'nope'"):
+        cat.capture("nope")
+    with pytest.raises(CatalogError, match="no session 'S9'"):
+        cat.session("S9")
+    with pytest.raises(CatalogError, match="no catalog here"):
+        Catalog.open(tmp_path / "elsewhere", create=False)
+    with pytest.raises(ValueError, match="unknown field"):
+        cat.update_capture("c1", seq=3)
+
+
+def test_a_catalog_from_newer_software_is_refused(tmp_path):
+    with sqlite3.connect(tmp_path / CATALOG_NAME) as raw:
+        raw.execute("PRAGMA user_version=99")
+    with pytest.raises(CatalogError, match="newer than this software"):
+        Catalog.open(tmp_path)
+
+
+def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path):
+    (tmp_path / CATALOG_NAME).write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CatalogError, match="cannot open the catalog"):
+        Catalog.open(tmp_path)
