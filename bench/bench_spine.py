@@ -16,7 +16,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from identify import TABLE_III_TRUTH, Measurement, RigParams, identify, simulate
-from identify._model import acceleration
+from identify.model import acceleration
 
 QUANTUM = 2 * math.pi / 40_000
 

@@ -16,7 +16,7 @@ from typing import AsyncIterator, Self
 import numpy as np
 
 from identify import TABLE_III_TRUTH, FrictionParams, RigParams
-from identify._model import simulate_rk4
+from identify.model import simulate_rk4
 
 from ._source import SampleBlock, SourceInfo, SourceStats
 

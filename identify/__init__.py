@@ -16,7 +16,7 @@ from ._differentiate import (
 from ._grey_box import identify_grey_box, simulate_capture
 from ._measurement import Measurement
 from ._methods import METHODS, identify
-from ._model import (
+from .model import (
     RIG_LAYOUT,
     acceleration,
     friction,
@@ -28,7 +28,7 @@ from ._model import (
 )
 from ._release import Release, find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
-from ._rig import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, RigParams
+from .model import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, RigParams
 
 __all__ = [
     "METHODS", "PARAM_NAMES", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams",

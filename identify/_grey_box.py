@@ -22,12 +22,12 @@ import numpy as np
 
 from ._decimated import Decimated, decimate
 from ._measurement import Measurement
-from ._model import simulate_from
+from .model import simulate_from
 from ._output_error import LOG_BOUNDS, Experiment, InitialState, OEFit, fit_output_error
 from ._regression import JointRegression, regression_estimate
 from ._release import Release, find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent
-from ._rig import PARAM_NAMES
+from .model import PARAM_NAMES, QUANTUM
 
 METHOD = "grey-box"
 Progress = Callable[[float, str], None]
@@ -69,7 +69,7 @@ class Prepared:
 def prepare(m: Measurement, decimate_to_hz: float = 1000.0) -> Prepared:
     """Release detection, decimation, differentiation and the regression start."""
     rel = find_release(m)
-    quantum = m.resolution_rad or 2 * math.pi / 40000
+    quantum = m.resolution_rad or QUANTUM
     d = decimate(m, rel.time_s if rel.at_rest else float(m.t[0]), decimate_to_hz)
     reg0, reg1 = regression_estimate(d, m.rig)
     start = np.array([1e-3, 1.2e-3, 1e-4, 1e-2, 0.0, 1e-3, 1.2e-3, 1e-4, 1e-2, 0.0])

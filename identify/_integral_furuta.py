@@ -32,7 +32,7 @@ from ._integral_sim import simulate_piecewise
 from ._measurement import Measurement
 from ._release import find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent
-from ._rig import PARAM_NAMES
+from .model import PARAM_NAMES, QUANTUM
 
 METHOD = "integral"
 NOTE = ("integral reconstruction identifies an equivalent linear damping and stiffness per "
@@ -79,7 +79,7 @@ def identify_integral(m: Measurement, progress: Callable[[float, str], None] | N
     report(0.0, "finding the release")
     rel = find_release(m)
     t0 = rel.time_s if rel.at_rest else float(m.t[0])
-    quantum = m.resolution_rad or 2 * math.pi / 40000
+    quantum = m.resolution_rad or QUANTUM
     report(0.1, "decimating")
     d = decimate(m, t0, 1000.0)
     t_all = m.t

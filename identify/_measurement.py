@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._differentiate import contiguous_segments
-from ._rig import RigParams
+from .model import RigParams
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ._grey_box import FREE, Prepared, build_result, capture_fit, parameter_esti
 from ._measurement import Measurement
 from ._output_error import LOG_BOUNDS, OEFit, fit_output_error, fit_output_error_many
 from ._result import IdentificationResult, ParameterEstimate
-from ._rig import PARAM_NAMES
+from .model import PARAM_NAMES
 
 METHOD = "output-error"
 Progress = Callable[[float, str], None]

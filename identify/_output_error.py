@@ -27,8 +27,7 @@ import numpy as np
 
 from ._decimated import Decimated
 from ._levenberg import levenberg_marquardt
-from ._model import simulate_batch, simulate_scheduled
-from ._rig import RigParams
+from .model import RigParams, simulate_batch, simulate_scheduled
 
 #: Smallest friction transition velocity (rad/s) the fitting simulation resolves.
 OMEGA_REF = 2.5e-3

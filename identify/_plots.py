@@ -13,7 +13,7 @@ import numpy as np
 from ._grey_box import simulate_capture
 from ._measurement import Measurement
 from ._result import IdentificationResult
-from ._rig import PARAM_NAMES
+from .model import PARAM_NAMES
 
 
 def _plt():

@@ -69,10 +69,10 @@ from ._least_squares import (
     integrated_autocorrelation,
 )
 from ._measurement import Measurement
-from ._model import inverse_dynamics
+from .model import inverse_dynamics
 from ._release import find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent
-from ._rig import PARAM_NAMES, RigParams
+from .model import PARAM_NAMES, RigParams
 
 Progress = Callable[[float, str], None]
 

@@ -14,7 +14,13 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ._measurement import Measurement
-from ._model import bias_gravity, mass_matrix
+from .model import bias_gravity, mass_matrix
+
+#: the unit of the motion threshold when the angles are not encoder counts
+#: (Measurement.resolution_rad None): 1e-4 rad. It is not the encoder quantum
+#: (identify.model.QUANTUM, 1.57e-4 rad), and must not become it silently: the threshold
+#: decides the onset, and so the release time, of every such capture.
+UNKNOWN_RESOLUTION_RAD = 1e-4
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,7 @@ class Release:
 def find_release(m: Measurement, rest_min_s: float = 0.02) -> Release:
     """Find the rest pose and the release time of a free-decay capture."""
     q, t = m.angles, m.t
-    quantum = m.resolution_rad or 1e-4
+    quantum = m.resolution_rad or UNKNOWN_RESOLUTION_RAD
     moved = np.abs(q - q[0]).max(axis=1) > 1.5 * quantum
     onset = int(np.argmax(moved)) if moved.any() else q.shape[0]
     if onset < max(2, int(rest_min_s * m.rate_hz)) or onset >= q.shape[0] - 10:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._rig import PARAM_NAMES, FrictionParams, RigParams
+from .model import PARAM_NAMES, FrictionParams, RigParams
 
 if TYPE_CHECKING:
     from ._measurement import Measurement

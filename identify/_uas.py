@@ -91,10 +91,10 @@ from ._decimated import decimate
 from ._grey_box import simulate_capture
 from ._measurement import Measurement
 from ._mittag_leffler import ML3_T_MAX, ml3_scalar, nussbaum_gain
-from ._model import acceleration
+from .model import acceleration
 from ._release import Release, find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent
-from ._rig import PARAM_NAMES
+from .model import PARAM_NAMES
 
 METHOD = "uas"
 Progress = Callable[[float, str], None]

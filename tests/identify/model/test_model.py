@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from identify import FrictionParams, RigParams, friction, simulate, total_energy
-from identify._model import acceleration, mass_matrix
+from identify.model import acceleration, mass_matrix
 
 
 def test_frictionless_run_conserves_energy_to_1e9_over_10s():

@@ -94,7 +94,7 @@ class RigParams(BaseModel):
         return math.radians(self.tilt_deg)
 
     def as_array(self) -> np.ndarray:
-        """Packed vector for the compiled model: see identify._model.RIG_LAYOUT."""
+        """Packed vector for the compiled model: see identify.model.RIG_LAYOUT."""
         return np.array(
             [self.m1, self.m2, self.j1z, self.j2x, self.j2y, self.j2z, self.l1, self.l2,
              self.L1, self.g, self.tilt_rad, self.fn0, self.fn1],
