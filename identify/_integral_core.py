@@ -20,7 +20,7 @@ C0 continuity of eq. 19/39 (the reconstruction at the end of section i equals th
 initial value theta_i of section i+1) is an equality constraint, c_i, k_i > 0 (eqs. 18,
 23), a_j > 0 and b > 0 (38, 43a) and the Lipschitz bounds |a_{j,i} - a_{j,i-1}| <=
 gamma_j |t_i - t_{i-1}| (43b-d) are linear inequalities. The problem is a convex QP,
-solved exactly by identify._integral_lsei (least squares with equality and inequality
+solved exactly by identify.solvers.lsei (least squares with equality and inequality
 constraints; scipy's lsq_linear takes bounds only, and SLSQP/trust-constr would iterate
 with tolerances on a problem that needs none). `constant=True` imposes c_1 = ... = c_n,
 k_1 = ... = k_n (the linear models, eqs. 64-70) by sharing the parameters.
@@ -34,7 +34,7 @@ import numpy as np
 from scipy.integrate import cumulative_trapezoid
 
 from ._integral_fit import MODELS, IntegralFit
-from ._integral_lsei import lsei
+from .solvers import lsei
 from ._integral_noise import noise_level, propagated_cov
 
 
@@ -247,7 +247,7 @@ def integral_identify(t, theta, u=None, segments: int | np.ndarray = 1,
             ix = int(np.flatnonzero(row)[0])
             x[ix] = max(x[ix], h)
             pinned[ix] = True
-    fitted = np.einsum("ij,j->i", e, x)  # no BLAS call: see _integral_lsei._compress
+    fitted = np.einsum("ij,j->i", e, x)  # no BLAS call: see identify.solvers._lsei._compress
     coef_rep = coef_ix if not constant else np.repeat(coef_ix, n, axis=0)
     coef = x[coef_rep]
     noise = noise_level(f - fitted, [hi - lo + 1 - int(joined[p])

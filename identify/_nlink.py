@@ -58,7 +58,7 @@ kg m^2) is lost without a known torque or cart acceleration.
 Identification (seed 002 sections III-IV): angles sampled at h = 1 ms, velocities by the
 Holoborodko first-derivative filter N = 51, accelerations by the second-derivative filter
 N = 101, the regression model stacked over samples (rows joint-major: all samples of joint
-1's equation, then joint 2's, ...) and solved by OLS and WLS (identify._least_squares).
+1's equation, then joint 2's, ...) and solved by OLS and WLS (identify.solvers).
 
 How well that works (measured, 3 swings of 10 s, encoder 40,000 counts/rev, defaults
 below): n = 1 0.05 %, n = 2 0.4 %, n = 3 1.4 % worst error of a well-identified parameter,
@@ -98,7 +98,7 @@ from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ._differentiate import holoborodko_first, holoborodko_second
-from ._least_squares import LinearFit, group_weighted_least_squares
+from .solvers import LinearFit, group_weighted_least_squares
 
 G_ACCEL = 9.81
 

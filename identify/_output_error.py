@@ -12,7 +12,7 @@ while accelerating hard): a 1 ms step does not resolve the tanh(4 q'/omega_t) ed
 of the pendulum and biases mu_s1 and omega_t1. The schedule comes from the measured
 motion, not the parameters, so the finite-difference Jacobian stays smooth; its
 columns are simulated in parallel, and the steps are Levenberg-Marquardt on the normal equations
-(identify._levenberg): a dozen parameters against ~70,000 residuals.
+(identify.solvers.levenberg_marquardt): a dozen parameters against ~70,000 residuals.
 
 Covariance: s^2 (J^T J)^-1 scaled by the residuals' autocorrelation (the variance
 inflation 1 + 2 sum rho_k of the worse joint), so intervals do not assume white noise.
@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from ._decimated import Decimated
-from ._levenberg import levenberg_marquardt
+from .solvers import levenberg_marquardt
 from .model import RigParams, simulate_batch, simulate_scheduled
 
 #: Smallest friction transition velocity (rad/s) the fitting simulation resolves.

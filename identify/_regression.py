@@ -27,7 +27,7 @@ What is linear in the parameters:
 
 Both joints are stacked into one system Y = W theta (seed 002 eq. 20), theta = (mu_d0,
 mu_v0, mu_d1, mu_v1), rows joint-major, solved by OLS and by the seed's WLS (each joint's
-rows weighted by 1/sigma_i^2 from the OLS residuals; identify._least_squares). W is block
+rows weighted by 1/sigma_i^2 from the OLS residuals; identify.solvers.group_weighted_least_squares). W is block
 diagonal (no parameter is shared between joints), so WLS gives the same theta as OLS; it
 changes the covariance: one pooled sigma^2 (OLS) against one per joint (WLS).
 
@@ -37,7 +37,7 @@ quantisation noise passed through the second-derivative filter: strongly correla
 regressors. Inflating sigma^2 by the residual's integrated autocorrelation time (tau ~ 6.5
 on the public case; reported as `residual_autocorrelation_time`) would widen the intervals
 by ~2.5x although they are already too wide. The default (ci="hac") therefore uses the
-Newey-West covariance (identify._least_squares.hac_covariance, Bartlett window of 1 s),
+Newey-West covariance (identify.solvers.hac_covariance, Bartlett window of 1 s),
 whose per-parameter ratio to eq. 24 is the effective-sample-size factor n / n_eff actually
 reported (`variance_factor`): it accounts for the autocorrelation of the residuals *and*
 of the regressors, and can be below 1. ci="ess" gives the conservative inflation by the
@@ -62,7 +62,7 @@ from typing import Callable
 import numpy as np
 
 from ._decimated import Decimated, decimate
-from ._least_squares import (
+from .solvers import (
     LinearFit,
     group_weighted_least_squares,
     hac_covariance,

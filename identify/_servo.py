@@ -3,7 +3,7 @@
 Seed 003 (Cheok, Hu & Loh, "Modeling and identification of a class of servomechanism
 systems with stick-slip friction") models an armature-controlled dc motor (its Figs. 1-3)
 with Karnopp's stick-slip friction [Karnopp 1985] and identifies J, B, D_p, T_s by
-minimising the output error (its eqs. 6-10) with a modified simplex (identify._simplex).
+minimising the output error (its eqs. 6-10) with a modified simplex (identify.solvers.modified_simplex).
 
 State equations (Fig. 2; SI units). The armature circuit, amplifier and motor:
 
@@ -96,7 +96,7 @@ import numpy as np
 from numba import njit
 from scipy.optimize import OptimizeResult, minimize
 
-from ._simplex import initial_points, modified_simplex
+from .solvers import initial_points, modified_simplex
 
 __all__ = [
     "DEFAULT_MOTOR", "SEED_003_ESTIMATE", "SEED_003_TRUTH", "SERVO_PARAM_NAMES", "DcMotor",

@@ -2,7 +2,7 @@
 
 The same problem as the recommended estimator (identify._output_error: simulate, fit the
 measured angles, over log friction parameters and the release state) with the
-derivative-free optimiser of seed 003 (identify._simplex) in place of
+derivative-free optimiser of seed 003 (identify.solvers.modified_simplex) in place of
 Levenberg-Marquardt, started from the regression estimate. It needs no Jacobian but
 hundreds of simulations; its intervals come from one Jacobian at the end, as for the
 grey-box fit.
@@ -20,7 +20,7 @@ from ._measurement import Measurement
 from ._output_error import OEFit, _inflation, _Problem, whiteness
 from ._grey_box import parameter_estimates
 from ._result import IdentificationResult, ParameterEstimate
-from ._simplex import modified_simplex
+from .solvers import modified_simplex
 
 METHOD = "simplex"
 Progress = Callable[[float, str], None]

@@ -90,7 +90,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ._decimated import decimate
 from ._grey_box import simulate_capture
 from ._measurement import Measurement
-from ._mittag_leffler import ML3_T_MAX, ml3_scalar, nussbaum_gain
+from .solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
 from .model import acceleration
 from ._release import Release, find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent

@@ -17,7 +17,7 @@ from identify._nlink import (
     standard_parameter_names,
     standard_parameters,
 )
-from identify._least_squares import linear_least_squares
+from identify.solvers import linear_least_squares
 
 PI = math.pi
 #: the seed's own initial conditions (Figs. 4, 5), from the upright

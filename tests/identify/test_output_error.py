@@ -7,7 +7,6 @@ import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, Measurement, RigParams, simulate
 from identify._grey_box import FREE, prepare
-from identify._levenberg import levenberg_marquardt
 from identify._oe_method import (
     SEED_INITIAL_GUESS,
     identify_output_error,
@@ -27,24 +26,6 @@ def capture(pose_deg, duration=12.0, tilt=10.0, friction=TABLE_III_TRUTH, cid="c
     c = np.vstack([np.repeat(c[:1], 3000, axis=0), c])
     return Measurement(angles=c * QUANTUM, sample_index=np.arange(c.shape[0]), rate_hz=1e4,
                        rig=rig, resolution_rad=QUANTUM, capture_id=cid)
-
-
-def test_levenberg_marquardt_fits_an_exponential_within_bounds():
-    t = np.linspace(0, 4, 200)
-    y = 2.0 * np.exp(-1.3 * t)
-
-    def fun(x):
-        return x[0] * np.exp(-x[1] * t) - y
-
-    def jac(x, r):
-        e = np.exp(-x[1] * t)
-        return np.column_stack([e, -x[0] * t * e])
-
-    res = levenberg_marquardt(fun, jac, np.array([0.5, 0.2]), (np.zeros(2), np.full(2, 10.0)))
-    np.testing.assert_allclose(res.x, [2.0, 1.3], rtol=1e-6)
-    bounded = levenberg_marquardt(fun, jac, np.array([0.5, 0.2]),
-                                  (np.zeros(2), np.array([10.0, 1.0])))
-    assert bounded.x[1] <= 1.0
 
 
 def test_a_plain_fit_from_the_seeds_initial_guesses_fails_as_the_seed_reports(table3_measurement):

@@ -1,10 +1,10 @@
-"""The modified simplex of seed 003's Appendix (identify._simplex)."""
+"""The modified simplex of seed 003's Appendix (identify.solvers.modified_simplex)."""
 
 import numpy as np
 import pytest
 from scipy.optimize import Bounds, minimize, rosen
 
-from identify._simplex import initial_points, modified_simplex
+from identify.solvers import initial_points, modified_simplex
 
 
 class Spy:
