@@ -3,22 +3,19 @@
 Usable offline on arrays: this package never imports daq or drivers.
 """
 
-from ._differentiate import (
-    contiguous_segments,
-    decimate_mean,
-    holoborodko_first,
-    holoborodko_first_coefficients,
-    holoborodko_second,
-    holoborodko_second_coefficients,
-    savitzky_golay_first,
-    savitzky_golay_second,
-)
 from ._grey_box import identify_grey_box, simulate_capture
-from ._measurement import Measurement
 from ._methods import METHODS, identify
+from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
 from .model import (
+    COUNTS_PER_REV,
+    PARAM_NAMES,
+    QUANTUM,
     RIG_LAYOUT,
+    TABLE_III_TRUTH,
+    FrictionParams,
+    RigParams,
     acceleration,
+    encoder_quantum,
     friction,
     friction_torque,
     inverse_dynamics,
@@ -26,11 +23,24 @@ from .model import (
     simulate_rk4,
     total_energy,
 )
-from ._release import Release, find_release
-from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
-from .model import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, RigParams
+from .signal import (
+    Measurement,
+    Release,
+    contiguous_segments,
+    decimate_mean,
+    find_release,
+    free_decay_counts,
+    holoborodko_first,
+    holoborodko_first_coefficients,
+    holoborodko_second,
+    holoborodko_second_coefficients,
+    savitzky_golay_first,
+    savitzky_golay_second,
+    simulated_measurement,
+)
 
 __all__ = [
+    "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "free_decay_counts", "simulated_measurement",
     "METHODS", "PARAM_NAMES", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams",
     "IdentificationResult", "Measurement", "ParameterEstimate", "Release", "RigParams",
     "acceleration", "contiguous_segments", "decimate_mean", "find_release", "fit_percent",

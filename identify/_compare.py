@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from ._measurement import Measurement
 from ._methods import METHODS
 from ._result import IdentificationResult
 from .model import PARAM_NAMES
+from .signal import Measurement
 
 #: seed 000 Table V, 35 s simulation: compute seconds of its two methods
 SEED_TABLE_V_SECONDS = {"UAS (seed)": 3.43, "grey-box optimisation (seed)": 4504.6}

@@ -20,14 +20,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._decimated import Decimated, decimate
-from ._measurement import Measurement
-from .model import simulate_from
 from ._output_error import LOG_BOUNDS, Experiment, InitialState, OEFit, fit_output_error
 from ._regression import JointRegression, regression_estimate
-from ._release import Release, find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent
-from .model import PARAM_NAMES, QUANTUM
+from .model import PARAM_NAMES, QUANTUM, simulate_from
+from .signal import Decimated, Measurement, Release, decimate, find_release
 
 METHOD = "grey-box"
 Progress = Callable[[float, str], None]

@@ -19,8 +19,8 @@ Public API (re-exported from the _integral_* modules):
 """
 
 from ._integral_core import MODELS, IntegralFit, integral_identify
-from ._integral_sim import simulate_piecewise
 from ._integral_furuta import METHOD, describing_function_split, identify_integral
+from ._integral_sim import simulate_piecewise
 from .solvers import LseiSolution, lsei
 
 __all__ = [

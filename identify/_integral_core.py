@@ -34,8 +34,8 @@ import numpy as np
 from scipy.integrate import cumulative_trapezoid
 
 from ._integral_fit import MODELS, IntegralFit
-from .solvers import lsei
 from ._integral_noise import noise_level, propagated_cov
+from .solvers import lsei
 
 
 def _runs(t: np.ndarray, gap_factor: float) -> list[tuple[int, int]]:

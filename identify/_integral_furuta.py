@@ -26,13 +26,11 @@ from typing import Callable
 import numpy as np
 from scipy.optimize import nnls
 
-from ._decimated import decimate
 from ._integral_core import integral_identify
 from ._integral_sim import simulate_piecewise
-from ._measurement import Measurement
-from ._release import find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent
 from .model import PARAM_NAMES, QUANTUM
+from .signal import Measurement, decimate, find_release
 
 METHOD = "integral"
 NOTE = ("integral reconstruction identifies an equivalent linear damping and stiffness per "

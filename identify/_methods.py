@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
-from ._grey_box import METHOD as GREY_BOX, identify_grey_box
-from ._integral import METHOD as INTEGRAL, identify_integral
-from ._measurement import Measurement
-from ._oe_method import METHOD as OUTPUT_ERROR, identify_output_error
-from ._regression import METHOD as REGRESSION, identify_regression
+from ._grey_box import METHOD as GREY_BOX
+from ._grey_box import identify_grey_box
+from ._integral import METHOD as INTEGRAL
+from ._integral import identify_integral
+from ._oe_method import METHOD as OUTPUT_ERROR
+from ._oe_method import identify_output_error
+from ._regression import METHOD as REGRESSION
+from ._regression import identify_regression
 from ._result import IdentificationResult
-from ._simplex_method import METHOD as SIMPLEX, identify_simplex
-from ._uas import METHOD as UAS, identify_uas
+from ._simplex_method import METHOD as SIMPLEX
+from ._simplex_method import identify_simplex
+from ._uas import METHOD as UAS
+from ._uas import identify_uas
+from .signal import Measurement
 
 
 class Method(Protocol):

@@ -97,7 +97,7 @@ import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ._differentiate import holoborodko_first, holoborodko_second
+from .signal import holoborodko_first, holoborodko_second
 from .solvers import LinearFit, group_weighted_least_squares
 
 G_ACCEL = 9.81

@@ -22,10 +22,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ._grey_box import FREE, Prepared, build_result, capture_fit, parameter_estimates, prepare
-from ._measurement import Measurement
 from ._output_error import LOG_BOUNDS, OEFit, fit_output_error, fit_output_error_many
 from ._result import IdentificationResult, ParameterEstimate
 from .model import PARAM_NAMES
+from .signal import Measurement
 
 METHOD = "output-error"
 Progress = Callable[[float, str], None]

@@ -25,9 +25,9 @@ from typing import Callable
 
 import numpy as np
 
-from ._decimated import Decimated
-from .solvers import levenberg_marquardt
 from .model import RigParams, simulate_batch, simulate_scheduled
+from .signal import Decimated
+from .solvers import levenberg_marquardt
 
 #: Smallest friction transition velocity (rad/s) the fitting simulation resolves.
 OMEGA_REF = 2.5e-3

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from ._grey_box import simulate_capture
-from ._measurement import Measurement
 from ._result import IdentificationResult
 from .model import PARAM_NAMES
+from .signal import Measurement
 
 
 def _plt():

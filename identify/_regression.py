@@ -61,18 +61,15 @@ from typing import Callable
 
 import numpy as np
 
-from ._decimated import Decimated, decimate
+from ._result import IdentificationResult, ParameterEstimate, fit_percent
+from .model import PARAM_NAMES, RigParams, inverse_dynamics
+from .signal import Decimated, Measurement, decimate, find_release
 from .solvers import (
     LinearFit,
     group_weighted_least_squares,
     hac_covariance,
     integrated_autocorrelation,
 )
-from ._measurement import Measurement
-from .model import inverse_dynamics
-from ._release import find_release
-from ._result import IdentificationResult, ParameterEstimate, fit_percent
-from .model import PARAM_NAMES, RigParams
 
 Progress = Callable[[float, str], None]
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .model import PARAM_NAMES, FrictionParams, RigParams
 
 if TYPE_CHECKING:
-    from ._measurement import Measurement
+    from .signal import Measurement
 
 RESULT_SCHEMA = "hilrig.result/1"
 

@@ -15,11 +15,10 @@ from typing import Callable
 
 import numpy as np
 
-from ._grey_box import FREE, build_result, prepare
-from ._measurement import Measurement
+from ._grey_box import FREE, build_result, parameter_estimates, prepare
 from ._output_error import OEFit, _inflation, _Problem, whiteness
-from ._grey_box import parameter_estimates
 from ._result import IdentificationResult, ParameterEstimate
+from .signal import Measurement
 from .solvers import modified_simplex
 
 METHOD = "simplex"

@@ -87,14 +87,11 @@ import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ._decimated import decimate
 from ._grey_box import simulate_capture
-from ._measurement import Measurement
-from .solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
-from .model import acceleration
-from ._release import Release, find_release
 from ._result import IdentificationResult, ParameterEstimate, fit_percent
-from .model import PARAM_NAMES
+from .model import PARAM_NAMES, acceleration
+from .signal import Measurement, Release, decimate, find_release
+from .solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
 
 METHOD = "uas"
 Progress = Callable[[float, str], None]

@@ -20,8 +20,8 @@ from identify._integral import (
     integral_identify,
     simulate_piecewise,
 )
+from identify.model import QUANTUM, to_counts
 
-QUANTUM = 2 * math.pi / 40_000
 H = 1e-3
 T10 = np.arange(0.0, 10.0 + H / 2, H)
 BOUNDS3 = np.array([0.0, 3.3, 6.6, 10.0])
@@ -178,7 +178,7 @@ def test_light_noise_and_encoder_quantisation_keep_1_percent(free3):
     assert relerr(fit.c, C3) < 0.01 and relerr(fit.k, K3) < 0.01
     assert fit.noise_std == pytest.approx(5e-4, rel=0.1)
     assert np.all(np.abs(fit.c - C3) < 4 * fit.coef_std[:, 0])
-    counts = np.rint(free3 / QUANTUM) * QUANTUM
+    counts = to_counts(free3) * QUANTUM
     fitq = integral_identify(T10, counts, segments=BOUNDS3)
     assert relerr(fitq.c, C3) < 0.01 and relerr(fitq.k, K3) < 0.01
 

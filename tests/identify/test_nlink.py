@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from identify._differentiate import first_derivative_kernel, second_derivative_kernel
 from identify._nlink import (
     NLinkParams,
     accelerations,
@@ -17,6 +16,8 @@ from identify._nlink import (
     standard_parameter_names,
     standard_parameters,
 )
+from identify.model import QUANTUM  # encoder counts, as the Furuta rig's
+from identify.signal import first_derivative_kernel, second_derivative_kernel
 from identify.solvers import linear_least_squares
 
 PI = math.pi
@@ -25,7 +26,6 @@ WILD = [[2.6605, 1.8449, 0.6459], [2.5218, 2.3321, 2.0890]]
 #: swings of about 1 rad about the hanging position
 SWINGS = [[PI + 1.0, PI - 1.0, PI + 1.0], [PI - 1.0, PI - 0.5, PI + 1.0],
           [PI + 0.5, PI + 1.0, PI - 1.0]]
-QUANTUM = 2 * PI / 40_000  # encoder counts, as the Furuta rig's
 
 
 def _swings(p: NLinkParams, duration=10.0, quantum=QUANTUM, noise=0.0, seed=0):

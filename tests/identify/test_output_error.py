@@ -1,11 +1,9 @@
 """Output-error fitting: the seed's failure reproduced, and what makes it robust and honest."""
 
-import math
-
 import numpy as np
 import pytest
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, Measurement, RigParams, simulate
+from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, simulated_measurement
 from identify._grey_box import FREE, prepare
 from identify._oe_method import (
     SEED_INITIAL_GUESS,
@@ -14,18 +12,12 @@ from identify._oe_method import (
 )
 from identify._output_error import fit_output_error
 
-QUANTUM = 2 * math.pi / 40_000
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 
 
 def capture(pose_deg, duration=12.0, tilt=10.0, friction=TABLE_III_TRUTH, cid="c"):
-    rig = RigParams(tilt_deg=tilt)
-    _, s, _ = simulate(rig, friction, [math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0, 0],
-                       duration)
-    c = np.rint(s[:, :2] / QUANTUM).astype(np.int32)
-    c = np.vstack([np.repeat(c[:1], 3000, axis=0), c])
-    return Measurement(angles=c * QUANTUM, sample_index=np.arange(c.shape[0]), rate_hz=1e4,
-                       rig=rig, resolution_rad=QUANTUM, capture_id=cid)
+    return simulated_measurement(RigParams(tilt_deg=tilt), friction, pose_deg, duration,
+                                 rest_s=0.3, capture_id=cid)
 
 
 def test_a_plain_fit_from_the_seeds_initial_guesses_fails_as_the_seed_reports(table3_measurement):

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult
-from identify._decimated import decimate
 from identify._regression import (
     METHOD,
     JointRegression,
@@ -14,6 +13,7 @@ from identify._regression import (
     regression_estimate,
     reversal_mask,
 )
+from identify.signal import decimate
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 

@@ -1,23 +1,13 @@
 """Output error driven by seed 003's modified simplex, on the rig."""
 
-import math
-
-import numpy as np
 import pytest
 
-from identify import TABLE_III_TRUTH, Measurement, RigParams, identify, simulate
-
-QUANTUM = 2 * math.pi / 40_000
+from identify import TABLE_III_TRUTH, RigParams, identify, simulated_measurement
 
 
 @pytest.fixture(scope="module")
 def short_result():
-    rig = RigParams()
-    _, s, _ = simulate(rig, TABLE_III_TRUTH, [0.0, math.radians(120), 0.0, 0.0], 6.0)
-    c = np.rint(s[:, :2] / QUANTUM).astype(np.int32)
-    c = np.vstack([np.repeat(c[:1], 2000, axis=0), c])
-    m = Measurement(angles=c * QUANTUM, sample_index=np.arange(c.shape[0]), rate_hz=1e4, rig=rig,
-                    resolution_rad=QUANTUM)
+    m = simulated_measurement(RigParams(), TABLE_III_TRUTH, (0.0, 120.0), 6.0, rest_s=0.2)
     return identify(m, method="simplex")
 
 

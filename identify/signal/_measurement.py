@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model import RigParams
 from ._differentiate import contiguous_segments
-from .model import RigParams
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from ..model import bias_gravity, mass_matrix
 from ._measurement import Measurement
-from .model import bias_gravity, mass_matrix
 
 #: the unit of the motion threshold when the angles are not encoder counts
 #: (Measurement.resolution_rad None): 1e-4 rad. It is not the encoder quantum

@@ -1,6 +1,6 @@
-"""Decimate a measurement onto an aligned coarse grid and differentiate it, segment by segment.
+"""Decimation: block means, and a measurement on an aligned coarse grid, differentiated.
 
-Blocks of `factor` samples are aligned to multiples of the sample index, so block
+decimate(): blocks of `factor` samples are aligned to multiples of the sample index, so block
 times lie on one uniform grid even across gaps; a block is kept only if it lies
 wholly inside one contiguous segment, and derivatives are taken within segments only.
 """
@@ -15,8 +15,24 @@ from ._differentiate import contiguous_segments, holoborodko_first, holoborodko_
 from ._measurement import Measurement
 
 
+def decimate_mean(t: np.ndarray, x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
+    """Average non-overlapping blocks of `factor` samples (a boxcar anti-alias filter).
+
+    The time of each block is the mean of its sample times, so the averaging adds no
+    delay. A trailing partial block is dropped. Use on one contiguous segment.
+    """
+    if factor < 1:
+        raise ValueError(f"decimation factor must be >= 1, got {factor}")
+    n = (t.shape[0] // factor) * factor
+    tb = t[:n].reshape(-1, factor).mean(axis=1)
+    xb = x[:n].reshape(-1, factor, *x.shape[1:]).mean(axis=1)
+    return tb, xb
+
+
 @dataclass(frozen=True)
 class Decimated:
+    """A measurement decimated from a start time on: block means and their derivatives."""
+
     grid: np.ndarray  # (k,) int64 coarse grid index; time = grid * h + offset
     t: np.ndarray  # (k,) s, on Measurement.t's clock
     q: np.ndarray  # (k, 2) rad, block means

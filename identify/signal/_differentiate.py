@@ -1,4 +1,4 @@
-"""Smooth noise-robust differentiators (Holoborodko), decimation, and gap-aware segments.
+"""Smooth noise-robust differentiators (Holoborodko, Savitzky-Golay) and gap-aware segments.
 
 First derivative (seed 002 eqs. 16-18):
     f'(x0) ~ (1/h) sum_{k=1..M} c_k (f_k - f_-k),  M = (N-1)/2, m = (N-3)/2,
@@ -99,20 +99,6 @@ def contiguous_segments(sample_index: np.ndarray) -> list[slice]:
     breaks = np.flatnonzero(np.diff(idx) != 1) + 1
     edges = np.concatenate([[0], breaks, [idx.size]])
     return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
-
-
-def decimate_mean(t: np.ndarray, x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
-    """Average non-overlapping blocks of `factor` samples (a boxcar anti-alias filter).
-
-    The time of each block is the mean of its sample times, so the averaging adds no
-    delay. A trailing partial block is dropped. Use on one contiguous segment.
-    """
-    if factor < 1:
-        raise ValueError(f"decimation factor must be >= 1, got {factor}")
-    n = (t.shape[0] // factor) * factor
-    tb = t[:n].reshape(-1, factor).mean(axis=1)
-    xb = x[:n].reshape(-1, factor, *x.shape[1:]).mean(axis=1)
-    return tb, xb
 
 
 def savitzky_golay_first(x: np.ndarray, h: float, n: int = 51, order: int = 3) -> np.ndarray:
