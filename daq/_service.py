@@ -23,7 +23,7 @@ import numpy as np
 
 from drivers import SimulatedRig, Source
 from identify import IdentificationResult
-from identify._result import format_fit
+from identify.results import format_fit
 
 from ._capture_file import Capture, TriggerInfo, write_capture_h5
 from ._config import Settings

@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from identify import METHODS, PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, identify
-from identify._result import format_fit
+from identify.results import format_fit
 from identify._methods import DEFAULT_METHOD
 
 from ._capture_file import (

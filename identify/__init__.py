@@ -5,7 +5,9 @@ Usable offline on arrays: this package never imports daq or drivers.
 
 from ._grey_box import identify_grey_box, simulate_capture
 from ._methods import METHODS, identify
-from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
+from ._progress import Progress
+from ._time import utc_now
+from ._version import SOFTWARE_VERSION
 from .model import (
     COUNTS_PER_REV,
     PARAM_NAMES,
@@ -22,6 +24,13 @@ from .model import (
     simulate,
     simulate_rk4,
     total_energy,
+)
+from .results import (
+    IdentificationResult,
+    ParameterEstimate,
+    fit_percent,
+    format_fit,
+    normalized_compute_time,
 )
 from .signal import (
     Measurement,
@@ -40,6 +49,7 @@ from .signal import (
 )
 
 __all__ = [
+    "SOFTWARE_VERSION", "Progress", "format_fit", "utc_now",
     "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "free_decay_counts", "simulated_measurement",
     "METHODS", "PARAM_NAMES", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams",
     "IdentificationResult", "Measurement", "ParameterEstimate", "Release", "RigParams",

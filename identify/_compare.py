@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 from ._methods import METHODS
-from ._result import IdentificationResult
+from ._progress import Progress
 from .model import PARAM_NAMES
+from .results import IdentificationResult
 from .signal import Measurement
 
 #: seed 000 Table V, 35 s simulation: compute seconds of its two methods
@@ -16,7 +16,7 @@ SEED_TABLE_V_FIT = {"UAS (seed)": (98.97, 99.53), "grey-box optimisation (seed)"
 
 
 def compare_methods(m: Measurement, methods: list[str] | None = None,
-                    progress: Callable[[float, str], None] | None = None
+                    progress: Progress | None = None
                     ) -> list[IdentificationResult]:
     """Run each method (default: all registered) on the capture, in a fixed order."""
     names = methods or list(METHODS)

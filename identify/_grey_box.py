@@ -16,18 +16,18 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ._output_error import LOG_BOUNDS, Experiment, InitialState, OEFit, fit_output_error
+from ._progress import Progress, no_progress
 from ._regression import JointRegression, regression_estimate
-from ._result import IdentificationResult, ParameterEstimate, fit_percent
 from .model import PARAM_NAMES, QUANTUM, simulate_from
+from .results import IdentificationResult, ParameterEstimate, fit_percent
 from .signal import Decimated, Measurement, Release, decimate, find_release
 
 METHOD = "grey-box"
-Progress = Callable[[float, str], None]
 
 FREE = [0, 1, 2, 3, 5, 6, 7, 8]  # mu_d, mu_s, mu_v, omega_t of both joints
 FN_T = (4, 9)
@@ -42,9 +42,6 @@ FN_T_NOTE = ("not identifiable: with a constant normal force only mu_v*tanh(4 Fn
              "enters the model; the fit assumes tanh = 1 (Fn_t <= Fn/5) and simulates with "
              "the assumed value")
 
-
-def _quiet(_: float, __: str) -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -235,7 +232,7 @@ def fit_with_restarts(p: Prepared, free: list[int], progress: Progress | None = 
 def identify_grey_box(m: Measurement, progress: Progress | None = None,
                       decimate_to_hz: float = 1000.0) -> IdentificationResult:
     """Identify the ten friction parameters of one free-decay capture (recommended)."""
-    report = progress or _quiet
+    report = progress or no_progress
     t_start = time.perf_counter()
     report(0.0, "release, decimation, regression")
     p = prepare(m, decimate_to_hz)

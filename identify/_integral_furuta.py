@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
 
 import numpy as np
 from scipy.optimize import nnls
 
 from ._integral_core import integral_identify
 from ._integral_sim import simulate_piecewise
-from ._result import IdentificationResult, ParameterEstimate, fit_percent
+from ._progress import Progress, no_progress
 from .model import PARAM_NAMES, QUANTUM
+from .results import IdentificationResult, ParameterEstimate, fit_percent
 from .signal import Measurement, decimate, find_release
 
 METHOD = "integral"
@@ -69,10 +69,10 @@ def describing_function_split(c: np.ndarray, k: np.ndarray, amp: np.ndarray) -> 
             "rms_misfit": float(rnorm / math.sqrt(ok.sum()))}
 
 
-def identify_integral(m: Measurement, progress: Callable[[float, str], None] | None = None,
+def identify_integral(m: Measurement, progress: Progress | None = None,
                       segments: int = 8) -> IdentificationResult:
     """Equivalent damping and stiffness of each joint against amplitude (seed 004)."""
-    report = progress or (lambda _f, _m: None)
+    report = progress or no_progress
     t_start = time.perf_counter()
     report(0.0, "finding the release")
     rel = find_release(m)

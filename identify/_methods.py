@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Protocol
 
 from ._grey_box import METHOD as GREY_BOX
 from ._grey_box import identify_grey_box
@@ -10,18 +10,19 @@ from ._integral import METHOD as INTEGRAL
 from ._integral import identify_integral
 from ._oe_method import METHOD as OUTPUT_ERROR
 from ._oe_method import identify_output_error
+from ._progress import Progress
 from ._regression import METHOD as REGRESSION
 from ._regression import identify_regression
-from ._result import IdentificationResult
 from ._simplex_method import METHOD as SIMPLEX
 from ._simplex_method import identify_simplex
 from ._uas import METHOD as UAS
 from ._uas import identify_uas
+from .results import IdentificationResult
 from .signal import Measurement
 
 
 class Method(Protocol):
-    def __call__(self, m: Measurement, progress: Callable[[float, str], None] | None = None
+    def __call__(self, m: Measurement, progress: Progress | None = None
                  ) -> IdentificationResult: ...
 
 
@@ -37,7 +38,7 @@ DEFAULT_METHOD = GREY_BOX
 
 
 def identify(m: Measurement, method: str = DEFAULT_METHOD,
-             progress: Callable[[float, str], None] | None = None) -> IdentificationResult:
+             progress: Progress | None = None) -> IdentificationResult:
     """Run the named method on a measurement."""
     try:
         fn = METHODS[method]

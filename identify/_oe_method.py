@@ -17,18 +17,18 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ._grey_box import FREE, Prepared, build_result, capture_fit, parameter_estimates, prepare
 from ._output_error import LOG_BOUNDS, OEFit, fit_output_error, fit_output_error_many
-from ._result import IdentificationResult, ParameterEstimate
+from ._progress import Progress, no_progress
 from .model import PARAM_NAMES
+from .results import IdentificationResult, ParameterEstimate
 from .signal import Measurement
 
 METHOD = "output-error"
-Progress = Callable[[float, str], None]
 
 #: seed 000 Table III "Initial Guess" row, the start of the seed's failing optimisation
 SEED_INITIAL_GUESS = np.array([5.135e-3, 5.875e-3, 2.531e-3, 4.853e-2, 1.029e-1,
@@ -120,7 +120,7 @@ def identify_output_error(m: Measurement, progress: Progress | None = None, *,
                           start: np.ndarray | None = None, fixed: dict[str, float] | None = None,
                           profile: bool = True) -> IdentificationResult:
     """Multi-start output-error fit of one capture, with profile intervals."""
-    report = progress or (lambda f, s: None)
+    report = progress or no_progress
     t0 = time.perf_counter()
     p = prepare(m)
     given = SEED_INITIAL_GUESS if start is None else np.asarray(start, dtype=np.float64)

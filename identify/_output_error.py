@@ -21,10 +21,10 @@ inflation 1 + 2 sum rho_k of the worse joint), so intervals do not assume white 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
+from ._progress import Progress
 from .model import RigParams, simulate_batch, simulate_scheduled
 from .signal import Decimated
 from .solvers import levenberg_marquardt
@@ -41,7 +41,6 @@ LOG_BOUNDS = {
 }
 MAX_LOG_STEP = 0.5  # at most a factor e^0.5 per iteration for any friction parameter
 
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from ._grey_box import simulate_capture
-from ._result import IdentificationResult
 from .model import PARAM_NAMES
+from .results import IdentificationResult
 from .signal import Measurement
 
 

@@ -57,12 +57,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from ._result import IdentificationResult, ParameterEstimate, fit_percent
+from ._progress import Progress, no_progress
 from .model import PARAM_NAMES, RigParams, inverse_dynamics
+from .results import IdentificationResult, ParameterEstimate, fit_percent
 from .signal import Decimated, Measurement, decimate, find_release
 from .solvers import (
     LinearFit,
@@ -70,8 +70,6 @@ from .solvers import (
     hac_covariance,
     integrated_autocorrelation,
 )
-
-Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
@@ -138,9 +136,6 @@ _FN_T_NOTE = ("not identifiable: with a constant normal force only mu_v*tanh(4 F
               "enters the model; mu_v is reported with tanh = 1 (Fn_t <= Fn/5) and the "
               "simulation uses the assumed value")
 
-
-def _quiet(_: float, __: str) -> None:
-    pass
 
 
 def reversal_mask(v: np.ndarray, guard: int) -> np.ndarray:
@@ -211,7 +206,7 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     """
     if ci not in ("hac", "ess"):
         raise ValueError(f"ci must be 'hac' or 'ess', got {ci!r}")
-    report = progress or _quiet
+    report = progress or no_progress
     t_start = time.perf_counter()
     report(0.0, "finding the release")
     rel = find_release(m)

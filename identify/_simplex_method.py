@@ -11,18 +11,17 @@ grey-box fit.
 from __future__ import annotations
 
 import time
-from typing import Callable
 
 import numpy as np
 
 from ._grey_box import FREE, build_result, parameter_estimates, prepare
 from ._output_error import OEFit, _inflation, _Problem, whiteness
-from ._result import IdentificationResult, ParameterEstimate
+from ._progress import Progress
+from .results import IdentificationResult, ParameterEstimate
 from .signal import Measurement
 from .solvers import modified_simplex
 
 METHOD = "simplex"
-Progress = Callable[[float, str], None]
 
 
 def identify_simplex(m: Measurement, progress: Progress | None = None, *,

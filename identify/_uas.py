@@ -81,20 +81,20 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ._grey_box import simulate_capture
-from ._result import IdentificationResult, ParameterEstimate, fit_percent
+from ._progress import Progress, no_progress
 from .model import PARAM_NAMES, acceleration
+from .results import IdentificationResult, ParameterEstimate, fit_percent
 from .signal import Measurement, Release, decimate, find_release
 from .solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
 
 METHOD = "uas"
-Progress = Callable[[float, str], None]
 
 #: Seed 000 Table III, row "Initial Guess" (simulation), PARAM_NAMES order.
 TABLE_III_INITIAL_GUESS: tuple[float, ...] = (
@@ -479,7 +479,7 @@ def _note(value: float, zs: float, guess: float) -> str:
 def identify_uas(m: Measurement, progress: Progress | None = None,
                  settings: UASSettings | None = None) -> IdentificationResult:
     """Method "uas": the seed's UAS observer, reported with its diagnosis."""
-    report = progress or (lambda _f, _m: None)
+    report = progress or no_progress
     s = settings or UASSettings()
     t_start = time.perf_counter()
     report(0.0, "running the UAS observer")

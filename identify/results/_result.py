@@ -9,24 +9,20 @@ JSON shape (stable, used by scripts and dashboards):
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .model import PARAM_NAMES, FrictionParams, RigParams
+from .._time import utc_now
+from .._version import SOFTWARE_VERSION
+from ..model import PARAM_NAMES, FrictionParams
+from ._metrics import normalized_compute_time
 
 if TYPE_CHECKING:
-    from .signal import Measurement
+    from ..signal import Measurement
 
 RESULT_SCHEMA = "hilrig.result/1"
-
-try:
-    _VERSION = version("hilrig")
-except PackageNotFoundError:
-    _VERSION = "0+unknown"
 
 
 class ParameterEstimate(BaseModel):
@@ -42,8 +38,10 @@ class ParameterEstimate(BaseModel):
         None, description="value used in simulation when not identifiable")
 
 
+# No class docstring and no new field descriptions here: they would change the JSON Schema
+# generated from this model (deploy/schemas/hilrig.result.v1.schema.json, the contract).
 class IdentificationResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: str = Field(RESULT_SCHEMA, alias="schema")
     method: str
@@ -60,11 +58,8 @@ class IdentificationResult(BaseModel):
     lost_samples: int = 0
     tilt_deg: float
     diagnostics: dict[str, Any] = Field(default_factory=dict)
-    software_version: str = _VERSION
-    created_utc: str = Field(
-        default_factory=lambda: datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"))
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    software_version: str = SOFTWARE_VERSION
+    created_utc: str = Field(default_factory=utc_now)  # ISO 8601, UTC, milliseconds and Z
 
     @field_validator("fit_percent", mode="before")
     @classmethod
@@ -100,28 +95,5 @@ class IdentificationResult(BaseModel):
         return FrictionParams.from_array(vals)
 
     def to_json(self, indent: int | None = None) -> str:
+        """The result as JSON, with the field names of the documented shape ("schema")."""
         return self.model_dump_json(by_alias=True, indent=indent)
-
-
-def format_fit(fit: dict[str, float | None]) -> str:
-    """'arm 99.9990 %, pendulum 99.9999 %' (n/a where a joint never moved)."""
-    return ", ".join(f"{k} {'n/a' if v is None else f'{v:.4f} %'}" for k, v in fit.items())
-
-
-def fit_percent(simulated: np.ndarray, measured: np.ndarray) -> np.ndarray:
-    """Goodness of fit, seed 000 eq. 53, per column: 100 (1 - sum (x^ - x)^2 / sum (x - mean x)^2)."""
-    simulated = np.asarray(simulated, dtype=np.float64)
-    measured = np.asarray(measured, dtype=np.float64)
-    sse = ((simulated - measured) ** 2).sum(axis=0)
-    sst = ((measured - measured.mean(axis=0)) ** 2).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return 100.0 * (1.0 - sse / sst)
-
-
-def normalized_compute_time(compute_s: float, capture_s: float, rate_hz: float) -> float:
-    """Seed 000 eq. 54: computation time / (experiment time x sampling frequency)."""
-    return compute_s / (capture_s * rate_hz) if capture_s > 0 else float("nan")
-
-
-def rig_summary(rig: RigParams) -> dict[str, float]:
-    return {"tilt_deg": rig.tilt_deg, "Fn0": rig.fn0, "Fn1": rig.fn1}
