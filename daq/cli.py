@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from identify import METHODS, PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, identify
 from identify.results import format_fit
-from identify._methods import DEFAULT_METHOD
+from identify.methods import DEFAULT_METHOD
 
 from ._capture_file import (
     Capture,
@@ -192,7 +192,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(parameter_table(results))
     if args.plot:
         from identify._plots import write_figures
-        from identify._uas import run_uas
+        from identify.methods import run_uas
 
         if not any("initial_state" in r.diagnostics for r in results):
             from identify import identify as run_method

@@ -1,13 +1,22 @@
-"""Models, simulators, differentiators and identification of the tilted Furuta pendulum.
+"""Models, simulators, signal processing and identification of the tilted Furuta pendulum.
 
-Usable offline on arrays: this package never imports daq or drivers.
+Usable offline on arrays: this package never imports daq or drivers. Its layers, each
+importing only those below it (through their __init__):
+
+    methods   identification methods, their shared pipeline, the registry
+    results   IdentificationResult and its figures of merit
+    signal    Measurement, differentiators, decimation, release, simulated captures
+    model     rig and friction parameters, equations, simulators, encoder constants
+    solvers   numerics: least squares, Levenberg-Marquardt, simplex, lsei, Mittag-Leffler
+
+This module re-exports the public API; Progress, SOFTWARE_VERSION and utc_now are
+defined at the root (identify/_progress.py, _version.py, _time.py) for every layer.
 """
 
-from ._grey_box import identify_grey_box, simulate_capture
-from ._methods import METHODS, identify
 from ._progress import Progress
 from ._time import utc_now
 from ._version import SOFTWARE_VERSION
+from .methods import DEFAULT_METHOD, METHODS, identify, identify_grey_box, simulate_capture
 from .model import (
     COUNTS_PER_REV,
     PARAM_NAMES,
@@ -49,14 +58,13 @@ from .signal import (
 )
 
 __all__ = [
-    "SOFTWARE_VERSION", "Progress", "format_fit", "utc_now",
-    "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "free_decay_counts", "simulated_measurement",
-    "METHODS", "PARAM_NAMES", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams",
-    "IdentificationResult", "Measurement", "ParameterEstimate", "Release", "RigParams",
-    "acceleration", "contiguous_segments", "decimate_mean", "find_release", "fit_percent",
-    "friction", "friction_torque", "holoborodko_first", "holoborodko_first_coefficients",
-    "holoborodko_second", "holoborodko_second_coefficients", "savitzky_golay_first",
-    "savitzky_golay_second", "identify", "identify_grey_box",
-    "inverse_dynamics", "normalized_compute_time", "simulate",
-    "simulate_capture", "simulate_rk4", "total_energy",
+    "COUNTS_PER_REV", "DEFAULT_METHOD", "METHODS", "PARAM_NAMES", "QUANTUM", "RIG_LAYOUT",
+    "SOFTWARE_VERSION", "TABLE_III_TRUTH", "FrictionParams", "IdentificationResult",
+    "Measurement", "ParameterEstimate", "Progress", "Release", "RigParams", "acceleration",
+    "contiguous_segments", "decimate_mean", "encoder_quantum", "find_release", "fit_percent",
+    "format_fit", "free_decay_counts", "friction", "friction_torque", "holoborodko_first",
+    "holoborodko_first_coefficients", "holoborodko_second", "holoborodko_second_coefficients",
+    "identify", "identify_grey_box", "inverse_dynamics", "normalized_compute_time",
+    "savitzky_golay_first", "savitzky_golay_second", "simulate", "simulate_capture",
+    "simulate_rk4", "simulated_measurement", "total_energy", "utc_now",
 ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ._methods import METHODS
 from ._progress import Progress
+from .methods import METHODS
 from .model import PARAM_NAMES
 from .results import IdentificationResult
 from .signal import Measurement

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._grey_box import simulate_capture
+from .methods import simulate_capture
 from .model import PARAM_NAMES
 from .results import IdentificationResult
 from .signal import Measurement

@@ -6,7 +6,7 @@ import numpy as np
 
 from identify import TABLE_III_TRUTH, FrictionParams, RigParams, simulate
 from identify.model import QUANTUM
-from identify.signal import free_decay_counts, find_release, simulated_measurement
+from identify.signal import find_release, free_decay_counts, simulated_measurement
 
 
 def test_counts_are_the_rounded_simulation_after_a_rest():

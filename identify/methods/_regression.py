@@ -1,5 +1,7 @@
-"""Friction from inverse dynamics and linear least squares: the "regression" method, and
-the start of output-error fitting (identify._grey_box uses regression_estimate).
+"""Friction from inverse dynamics and linear least squares: the "regression" method.
+
+(Its per-joint ordinary least-squares cousin, the start of output-error fitting, is
+identify.methods.regression_estimate.)
 
 Friction torque implied by the motion, f = -(H q'' + B + G) (model.md), with q' and q''
 from the Holoborodko differentiators (N = 51, 101 at 1 kHz, seed 002). Per joint i the
@@ -60,58 +62,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._progress import Progress, no_progress
-from .model import PARAM_NAMES, RigParams, inverse_dynamics
-from .results import IdentificationResult, ParameterEstimate, fit_percent
-from .signal import Decimated, Measurement, decimate, find_release
-from .solvers import (
+from .._progress import Progress, no_progress
+from ..model import PARAM_NAMES, RigParams, inverse_dynamics
+from ..results import IdentificationResult, ParameterEstimate, fit_percent
+from ..signal import Decimated, Measurement, decimate, find_release
+from ..solvers import (
     LinearFit,
     group_weighted_least_squares,
     hac_covariance,
     integrated_autocorrelation,
 )
-
-
-@dataclass(frozen=True)
-class JointRegression:
-    mu_d: float
-    mu_v: float
-    std: tuple[float, float]
-    condition: float
-    points: int
-    residual_rms: float
-
-
-def regress_joint(v: np.ndarray, f: np.ndarray, fn: float, v_min: float) -> JointRegression:
-    m = np.isfinite(v) & np.isfinite(f) & (np.abs(v) > v_min)
-    if m.sum() < 10:
-        return JointRegression(float("nan"), float("nan"), (float("inf"),) * 2, float("inf"),
-                               int(m.sum()), float("nan"))
-    w = np.column_stack([fn * np.sign(v[m]), v[m]])
-    sol, *_ = np.linalg.lstsq(w, f[m], rcond=None)
-    r = f[m] - w @ sol
-    s2 = float(r @ r) / max(1, r.size - 2)
-    cov = s2 * np.linalg.inv(w.T @ w)
-    return JointRegression(float(sol[0]), float(sol[1]), tuple(np.sqrt(np.diag(cov))),
-                           float(np.linalg.cond(w)), int(m.sum()), float(np.sqrt(s2)))
-
-
-def regression_estimate(d: Decimated, rig: RigParams, v_min: float = 0.05
-                        ) -> tuple[JointRegression, JointRegression]:
-    """Per-joint Coulomb + viscous regression on the decimated, differentiated capture.
-
-    The grey-box method's start, kept as it was (v_min 0.05 rad/s, no reversal guard,
-    per-joint OLS); identify_regression below is the reported method.
-    """
-    ok = np.isfinite(d.a).all(axis=1) & np.isfinite(d.v).all(axis=1)
-    f = np.full_like(d.q, np.nan)
-    if ok.any():
-        f[ok] = inverse_dynamics(rig.as_array(), d.q[ok], d.v[ok], d.a[ok])
-    return (regress_joint(d.v[:, 0], f[:, 0], rig.fn0, v_min),
-            regress_joint(d.v[:, 1], f[:, 1], rig.fn1, v_min))
-
-
-# --- the "regression" identification method -------------------------------------------
+from ._pipeline import simulate_capture
 
 METHOD = "regression"
 #: |q'| below this (rad/s) is left out: Coulomb switch and Stribeck bump (model.md)
@@ -280,8 +241,6 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
         k0 = int(first[0]) if first.size else 0
         x0 = np.concatenate([d.q[k0], np.nan_to_num(d.v[k0])])
         t0 = float(d.t[k0])
-    from ._grey_box import simulate_capture  # _grey_box imports this module
-
     rows, sim = simulate_capture(m, sim_params, x0, t0)
     fitp = fit_percent(sim, m.angles[rows])
     elapsed = time.perf_counter() - t_start

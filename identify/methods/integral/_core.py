@@ -33,9 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.integrate import cumulative_trapezoid
 
-from ._integral_fit import MODELS, IntegralFit
-from ._integral_noise import noise_level, propagated_cov
-from .solvers import lsei
+from ...solvers import lsei
+from ._fit import MODELS, IntegralFit
+from ._noise import noise_level, propagated_cov
 
 
 def _runs(t: np.ndarray, gap_factor: float) -> list[tuple[int, int]]:

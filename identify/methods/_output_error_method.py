@@ -1,6 +1,6 @@
 """Output-error identification as a controls researcher runs it ("output-error").
 
-Simulate the model and fit the measured angles (identify._output_error), with what
+Simulate the model and fit the measured angles (identify.methods._output_error), with what
 the recommended estimator skips for speed:
 - multi-start: the seed's own initial guesses (seed 000 Table III, about 10x the
   truth, where a plain fit ends in a local minimum, as the seed reports) and the
@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from ._grey_box import FREE, Prepared, build_result, capture_fit, parameter_estimates, prepare
+from .._progress import Progress, no_progress
+from ..model import PARAM_NAMES
+from ..results import IdentificationResult, ParameterEstimate
+from ..signal import Measurement
 from ._output_error import LOG_BOUNDS, OEFit, fit_output_error, fit_output_error_many
-from ._progress import Progress, no_progress
-from .model import PARAM_NAMES
-from .results import IdentificationResult, ParameterEstimate
-from .signal import Measurement
+from ._pipeline import FREE, Prepared, build_result, capture_fit, parameter_estimates, prepare
 
 METHOD = "output-error"
 

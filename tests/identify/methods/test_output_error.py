@@ -4,13 +4,14 @@ import numpy as np
 import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, simulated_measurement
-from identify._grey_box import FREE, prepare
-from identify._oe_method import (
+from identify.methods import (
+    FREE,
     SEED_INITIAL_GUESS,
+    fit_output_error,
     identify_output_error,
     identify_output_error_many,
+    prepare,
 )
-from identify._output_error import fit_output_error
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 

@@ -42,7 +42,7 @@ def test_intervals_cover_the_truth_at_about_their_rate_over_other_truths_tilts_a
     intervals cover 84-98 % (stated 95 %) and all reported-identifiable ones 80-87 %: the
     residuals are quantisation, not white Gaussian noise, and the Stribeck pair has
     near-equal minima. The bar below guards against anything worse."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     try:
         from bench_coverage import coverage
     finally:

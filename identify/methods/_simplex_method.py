@@ -1,6 +1,6 @@
 """Output error driven by seed 003's modified simplex ("simplex").
 
-The same problem as the recommended estimator (identify._output_error: simulate, fit the
+The same problem as the recommended estimator (OutputErrorProblem: simulate, fit the
 measured angles, over log friction parameters and the release state) with the
 derivative-free optimiser of seed 003 (identify.solvers.modified_simplex) in place of
 Levenberg-Marquardt, started from the regression estimate. It needs no Jacobian but
@@ -14,12 +14,12 @@ import time
 
 import numpy as np
 
-from ._grey_box import FREE, build_result, parameter_estimates, prepare
-from ._output_error import OEFit, _inflation, _Problem, whiteness
-from ._progress import Progress
-from .results import IdentificationResult, ParameterEstimate
-from .signal import Measurement
-from .solvers import modified_simplex
+from .._progress import Progress
+from ..results import IdentificationResult, ParameterEstimate
+from ..signal import Measurement
+from ..solvers import modified_simplex
+from ._output_error import OEFit, OutputErrorProblem, residual_inflation, whiteness
+from ._pipeline import FREE, build_result, parameter_estimates, prepare
 
 METHOD = "simplex"
 
@@ -29,7 +29,7 @@ def identify_simplex(m: Measurement, progress: Progress | None = None, *,
     """Friction by output error minimised with the modified simplex of seed 003."""
     t0 = time.perf_counter()
     p = prepare(m)
-    prob = _Problem(p.d, m.rig, p.start, FREE, p.init, progress, maxfev)
+    prob = OutputErrorProblem(p.d, m.rig, p.start, FREE, p.init, progress, maxfev)
     lo, hi = prob.bounds()
     z0 = np.clip(prob.z0(), lo + 1e-9, hi - 1e-9)
 
@@ -47,7 +47,7 @@ def identify_simplex(m: Measurement, progress: Progress | None = None, *,
     dof = max(1, r.size - z.size)
     s2 = float(r @ r) / dof
     resid = r.reshape(-1, 2)
-    infl = max(_inflation(resid[:, 0]), _inflation(resid[:, 1]))
+    infl = max(residual_inflation(resid[:, 0]), residual_inflation(resid[:, 1]))
     frs, x0s, t0s = prob.unpack(z)
     oe = OEFit(params=frs[0], free=list(FREE), z=z, cov_z=s2 * infl * np.linalg.pinv(jac.T @ jac),
                x0=x0s[0], t0=float(t0s[0]), residual_rms=np.sqrt((resid ** 2).mean(axis=0)),

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult
-from identify._regression import (
-    METHOD,
+from identify.methods import REGRESSION as METHOD
+from identify.methods import (
     JointRegression,
     identify_regression,
     regression_estimate,

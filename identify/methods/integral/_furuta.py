@@ -25,12 +25,12 @@ import time
 import numpy as np
 from scipy.optimize import nnls
 
-from ._integral_core import integral_identify
-from ._integral_sim import simulate_piecewise
-from ._progress import Progress, no_progress
-from .model import PARAM_NAMES, QUANTUM
-from .results import IdentificationResult, ParameterEstimate, fit_percent
-from .signal import Measurement, decimate, find_release
+from ..._progress import Progress, no_progress
+from ...model import PARAM_NAMES, QUANTUM
+from ...results import IdentificationResult, ParameterEstimate, fit_percent
+from ...signal import Measurement, decimate, find_release
+from ._core import integral_identify
+from ._piecewise import simulate_piecewise
 
 METHOD = "integral"
 NOTE = ("integral reconstruction identifies an equivalent linear damping and stiffness per "

@@ -14,7 +14,7 @@ from scipy.linalg import expm
 from scipy.stats import spearmanr
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, Measurement
-from identify._integral import (
+from identify.methods.integral import (
     METHOD,
     identify_integral,
     integral_identify,

@@ -14,6 +14,7 @@ from identify import (
     find_release,
     identify,
 )
+from identify.methods import FREE, OEFit, parameter_estimates
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 
@@ -96,9 +97,6 @@ def test_unknown_method_is_a_clear_error(table3_measurement):
 def test_a_parameter_the_data_cannot_pin_is_reported_not_overflowed():
     # An almost motionless capture leaves some log-parameter standard deviations in the
     # hundreds; exp() of such a width once raised "math range error" mid-session.
-    from identify._grey_box import FREE, parameter_estimates
-    from identify._output_error import OEFit
-
     n = len(FREE)
     log_var = np.full(n, 1e-6)
     log_var[0] = 500.0**2  # a 95 % half-width of 980 in log space

@@ -11,7 +11,7 @@ denominator of shared/reference/model.md):
     z^_n' = (gamma + lambda_un (z_un - z^_n) + lambda_ln (z_ln - z^_n)) ||e|| (23)
 
 H(q^)^-1 u = N(k) e exactly, so q^'' = acceleration(q^, q^'; z^) + N(k) e: the
-compiled model of identify._model with the estimated friction, plus the UAS term.
+compiled model of identify.model with the estimated friction, plus the UAS term.
 The state (q^, q^', k, z^, and S = integral of ||e||) is integrated by classic RK4
 at the capture's own step (0.1 ms at 10 kHz) in one compiled loop. The measured
 velocity enters at t, t + h/2 (mean of the neighbouring samples) and t + h.
@@ -57,7 +57,7 @@ ceases at the last sample where the measured speed ||q'|| exceeds
 `motion_threshold` (rad/s).
 
 Measured velocity. Block-mean decimation to 1 kHz and the Holoborodko N = 51
-differentiator (identify._decimated, as the grey-box method), interpolated linearly
+differentiator (identify.signal.decimate, as the grey-box method), interpolated linearly
 back to the capture's samples. Measured on the 35 s public case against the true
 simulated velocity: rms error 1.7e-3 (arm) and 0.8e-3 rad/s (pendulum) in ~25 ms;
 differentiating the 10 kHz counts directly needs N ~ 5000 for the same error (N = 801
@@ -87,12 +87,12 @@ import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ._grey_box import simulate_capture
-from ._progress import Progress, no_progress
-from .model import PARAM_NAMES, acceleration
-from .results import IdentificationResult, ParameterEstimate, fit_percent
-from .signal import Measurement, Release, decimate, find_release
-from .solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
+from .._progress import Progress, no_progress
+from ..model import PARAM_NAMES, acceleration
+from ..results import IdentificationResult, ParameterEstimate, fit_percent
+from ..signal import Measurement, Release, decimate, find_release
+from ..solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
+from ._pipeline import simulate_capture
 
 METHOD = "uas"
 
@@ -391,7 +391,7 @@ def _threshold_time(t: np.ndarray, en: np.ndarray, thr: float, hold_s: float
 def run_uas(m: Measurement, settings: UASSettings | None = None) -> UASRun:
     """Run the UAS observer of seed 000 over a free-decay capture and read its estimates.
 
-    The observer starts at the release (identify._release), or at the first sample with
+    The observer starts at the release (identify.signal.find_release), or at the first sample with
     a defined velocity if the capture does not begin at rest, from the measured state.
     """
     return _run(m, settings or UASSettings(), find_release(m))

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from .._progress import Progress
+from ..results import IdentificationResult
+from ..signal import Measurement
 from ._grey_box import METHOD as GREY_BOX
 from ._grey_box import identify_grey_box
-from ._integral import METHOD as INTEGRAL
-from ._integral import identify_integral
-from ._oe_method import METHOD as OUTPUT_ERROR
-from ._oe_method import identify_output_error
-from ._progress import Progress
+from ._output_error_method import METHOD as OUTPUT_ERROR
+from ._output_error_method import identify_output_error
 from ._regression import METHOD as REGRESSION
 from ._regression import identify_regression
 from ._simplex_method import METHOD as SIMPLEX
 from ._simplex_method import identify_simplex
 from ._uas import METHOD as UAS
 from ._uas import identify_uas
-from .results import IdentificationResult
-from .signal import Measurement
+from .integral import METHOD as INTEGRAL
+from .integral import identify_integral
 
 
 class Method(Protocol):

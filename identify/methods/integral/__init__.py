@@ -1,6 +1,6 @@
 """Integral-based identification (seed 004): piecewise-constant damping and stiffness.
 
-Public API (re-exported from the _integral_* modules):
+Public API (re-exported from the modules of this subpackage):
 
 - integral_identify(t, theta, u=None, segments=1, model="second_order" | "delay",
   constant=False, b_known=None, offset=False, constrained=True, floor=1e-9,
@@ -10,7 +10,7 @@ Public API (re-exported from the _integral_* modules):
   (linear) variants of eqs. 64-70. One linear least-squares problem over all segments:
   C0 continuity at the joins (eq. 19/39) as equality constraints, c, k > 0 (18, 23),
   a > 0, b > 0 (38, 43a) and the Lipschitz bounds (43b-d) as inequality constraints,
-  solved exactly by lsei (identify.solvers.lsei).
+  solved exactly by identify.solvers.lsei.
 - simulate_piecewise(t, boundaries, c, k, x0, t0=None, equilibrium=None): the exact free
   response of the piecewise-constant second-order model, state carried across joins.
 - identify_integral(m, progress=None, segments=8) -> IdentificationResult: the Furuta
@@ -18,12 +18,11 @@ Public API (re-exported from the _integral_* modules):
   amplitude, in diagnostics["joints"].
 """
 
-from ._integral_core import MODELS, IntegralFit, integral_identify
-from ._integral_furuta import METHOD, describing_function_split, identify_integral
-from ._integral_sim import simulate_piecewise
-from .solvers import LseiSolution, lsei
+from ._core import MODELS, IntegralFit, integral_identify
+from ._furuta import METHOD, describing_function_split, identify_integral
+from ._piecewise import simulate_piecewise
 
 __all__ = [
-    "METHOD", "MODELS", "IntegralFit", "LseiSolution", "describing_function_split",
-    "identify_integral", "integral_identify", "lsei", "simulate_piecewise",
+    "METHOD", "MODELS", "IntegralFit", "describing_function_split", "identify_integral",
+    "integral_identify", "simulate_piecewise",
 ]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, Measurement
-from identify._uas import (
+from identify.methods import (
     TABLE_II_UPPER,
     TABLE_III_INITIAL_GUESS,
     UASSettings,

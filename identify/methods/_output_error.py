@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._progress import Progress
-from .model import RigParams, simulate_batch, simulate_scheduled
-from .signal import Decimated
-from .solvers import levenberg_marquardt
+from .._progress import Progress
+from ..model import RigParams, simulate_batch, simulate_scheduled
+from ..signal import Decimated
+from ..solvers import levenberg_marquardt
 
 #: Smallest friction transition velocity (rad/s) the fitting simulation resolves.
 OMEGA_REF = 2.5e-3
@@ -100,7 +100,15 @@ def substep_schedule(d: Decimated, omega_ref: float = OMEGA_REF, max_sub: int = 
     return win.max(axis=1).astype(np.int64)
 
 
-class _Problem:
+class OutputErrorProblem:
+    """One capture's output-error problem: residuals and Jacobian over z.
+
+    z = [log free parameters..., pose offsets (2, in encoder quanta), then the release
+    time offset (TR_UNIT, at rest) or the initial velocity (2)]; the residuals are the
+    simulated minus the measured decimated angles, both joints, row-major. fun() caches
+    the last point; jac() simulates its finite-difference columns in parallel.
+    """
+
     def __init__(self, d: Decimated, rig: RigParams, start: np.ndarray, free: list[int],
                  init: InitialState, progress: Progress | None, max_nfev: int,
                  horizon_s: float | None = None) -> None:
@@ -179,7 +187,7 @@ class _Problem:
         return cols.T
 
 
-def _inflation(res: np.ndarray, max_lag: int = 400) -> float:
+def residual_inflation(res: np.ndarray, max_lag: int = 400) -> float:
     """Variance inflation 1 + 2 sum rho_k of a residual series (sum while rho_k > 0.05)."""
     r = res - res.mean()
     n = r.size
@@ -193,7 +201,7 @@ def _inflation(res: np.ndarray, max_lag: int = 400) -> float:
     return float(max(1.0, 1.0 + 2.0 * acf[1:cut].sum()))
 
 
-class _Joint:
+class _SharedFrictionProblem:
     """Several captures fitted at once: shared friction parameters, one start state each.
 
     z = [log free parameters..., initial-state parameters of capture 0, of capture 1, ...].
@@ -201,7 +209,7 @@ class _Joint:
     are block diagonal (a capture's start changes only its own residuals).
     """
 
-    def __init__(self, probs: list[_Problem]) -> None:
+    def __init__(self, probs: list[OutputErrorProblem]) -> None:
         self.probs = probs
         self.nf = len(probs[0].free)
         self.nic = [p.z0().size - self.nf for p in probs]
@@ -253,9 +261,9 @@ def fit_output_error_many(experiments: list[Experiment], start: np.ndarray, free
     returned OEFit carries the joint covariance of the shared parameters.
     """
     start = np.asarray(start, dtype=np.float64)
-    probs = [_Problem(e.d, e.rig, start, free, e.init, progress, max_nfev, horizon_s=horizon_s)
-             for e in experiments]
-    joint = _Joint(probs)
+    probs = [OutputErrorProblem(e.d, e.rig, start, free, e.init, progress, max_nfev,
+                                horizon_s=horizon_s) for e in experiments]
+    joint = _SharedFrictionProblem(probs)
     lo, hi = joint.bounds()
     z0 = np.clip(joint.z0(), lo + 1e-9, hi - 1e-9)
     max_step = np.concatenate([np.full(len(free), MAX_LOG_STEP),
@@ -264,8 +272,8 @@ def fit_output_error_many(experiments: list[Experiment], start: np.ndarray, free
     dof = max(1, res.fun.size - res.x.size)
     s2 = 2.0 * res.cost / dof
     parts = np.split(res.fun, np.cumsum(joint.sizes)[:-1])
-    infl = max(max(_inflation(r.reshape(-1, 2)[:, 0]), _inflation(r.reshape(-1, 2)[:, 1]))
-               for r in parts)
+    infl = max(max(residual_inflation(r.reshape(-1, 2)[:, 0]),
+                   residual_inflation(r.reshape(-1, 2)[:, 1])) for r in parts)
     cov_all = s2 * infl * np.linalg.pinv(res.jac.T @ res.jac)
     fits = []
     for k, (p, zk, rk) in enumerate(zip(probs, joint.split(res.x), parts)):
