@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from identify import METHODS, TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement
-from identify._compare import compare_methods, parameter_table
+from identify.report import compare_methods, parameter_table
 
 SEED_UAS_S, SEED_OPT_S = 3.43, 4504.6
 

@@ -174,7 +174,7 @@ def format_result(result: Any) -> str:
 
 # -- compare ----------------------------------------------------------------------------
 def cmd_compare(args: argparse.Namespace) -> int:
-    from identify._compare import compare_methods, parameter_table, table_v
+    from identify.report import compare_methods, parameter_table, table_v
 
     m = _load_measurement(args.file, args.tilt, _settings(args))
     methods = args.methods.split(",") if args.methods else None
@@ -191,7 +191,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print()
     print(parameter_table(results))
     if args.plot:
-        from identify._plots import write_figures
+        from identify.report import write_figures
         from identify.methods import run_uas
 
         if not any("initial_state" in r.diagnostics for r in results):

@@ -3,14 +3,17 @@
 Usable offline on arrays: this package never imports daq or drivers. Its layers, each
 importing only those below it (through their __init__):
 
+    report    tables and figures comparing the methods (matplotlib, loaded on use)
     methods   identification methods, their shared pipeline, the registry
+    seeds     seed models no method uses (n-link pendulum, dc servo); beside methods
     results   IdentificationResult and its figures of merit
     signal    Measurement, differentiators, decimation, release, simulated captures
     model     rig and friction parameters, equations, simulators, encoder constants
     solvers   numerics: least squares, Levenberg-Marquardt, simplex, lsei, Mittag-Leffler
 
-This module re-exports the public API; Progress, SOFTWARE_VERSION and utc_now are
-defined at the root (identify/_progress.py, _version.py, _time.py) for every layer.
+This module re-exports the public API (seeds and report are imported on demand, not
+here). Progress, SOFTWARE_VERSION and utc_now are defined at the root
+(identify/_progress.py, _version.py, _time.py), for every layer to use.
 """
 
 from ._progress import Progress

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from identify._nlink import (
+from identify.model import QUANTUM  # encoder counts, as the Furuta rig's
+from identify.seeds import (
     NLinkParams,
     accelerations,
     binomial_smoother,
@@ -16,7 +17,6 @@ from identify._nlink import (
     standard_parameter_names,
     standard_parameters,
 )
-from identify.model import QUANTUM  # encoder counts, as the Furuta rig's
 from identify.signal import first_derivative_kernel, second_derivative_kernel
 from identify.solvers import linear_least_squares
 
@@ -141,7 +141,7 @@ def _check(fit, p, tol):
 
 # Measured worst errors of the well-identified parameters (3 swings of 10 s, 40,000
 # counts/rev): seed model 0.04 / 0.39 / 1.39 %, filtered model 0.02 / 0.03 / 0.15 %
-# for n = 1 / 2 / 3. The seed model's n = 3 error is filter bias (see identify._nlink).
+# for n = 1 / 2 / 3. The seed model's n = 3 error is filter bias (see identify.seeds._nlink).
 SEED_TOL = {1: 0.01, 2: 0.01, 3: 0.02}
 
 

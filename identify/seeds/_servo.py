@@ -96,12 +96,12 @@ import numpy as np
 from numba import njit
 from scipy.optimize import OptimizeResult, minimize
 
-from .solvers import initial_points, modified_simplex
+from ..solvers import initial_points, modified_simplex
 
 __all__ = [
     "DEFAULT_MOTOR", "SEED_003_ESTIMATE", "SEED_003_TRUTH", "SERVO_PARAM_NAMES", "DcMotor",
-    "ServoFit", "StickSlipParams", "identify_servo", "large_fast_input", "paper_input_mix",
-    "servo_cost", "simulate_servo", "small_slow_input",
+    "ServoFit", "StickSlipParams", "identify_servo", "karnopp_velocity", "large_fast_input",
+    "paper_input_mix", "servo_cost", "servo_rhs", "simulate_servo", "small_slow_input",
 ]
 
 SERVO_PARAM_NAMES = ("J", "B", "D_p", "T_s")

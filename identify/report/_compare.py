@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 
-from ._progress import Progress
-from .methods import METHODS
-from .model import PARAM_NAMES
-from .results import IdentificationResult
-from .signal import Measurement
+from .._progress import Progress
+from ..methods import METHODS
+from ..model import PARAM_NAMES
+from ..results import IdentificationResult
+from ..signal import Measurement
 
 #: seed 000 Table V, 35 s simulation: compute seconds of its two methods
 SEED_TABLE_V_SECONDS = {"UAS (seed)": 3.43, "grey-box optimisation (seed)": 4504.6}

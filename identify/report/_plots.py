@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .methods import simulate_capture
-from .model import PARAM_NAMES
-from .results import IdentificationResult
-from .signal import Measurement
+from ..methods import simulate_capture
+from ..model import PARAM_NAMES
+from ..results import IdentificationResult
+from ..signal import Measurement
 
 
 def _plt():

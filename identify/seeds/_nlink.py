@@ -97,10 +97,9 @@ import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .signal import holoborodko_first, holoborodko_second
-from .solvers import LinearFit, group_weighted_least_squares
-
-G_ACCEL = 9.81
+from ..model import G_ACCEL
+from ..signal import holoborodko_first, holoborodko_second
+from ..solvers import LinearFit, group_weighted_least_squares
 
 
 class NLinkParams(BaseModel):
