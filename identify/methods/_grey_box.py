@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from .._progress import Progress, no_progress
+from ..model import JOINT_NAMES, param_index, param_name
 from ..results import IdentificationResult
 from ..signal import Measurement
 from ._output_error import OEFit, fit_output_error
@@ -40,9 +41,10 @@ def fit_with_restarts(p: Prepared, free: list[int], progress: Progress | None = 
     for ratio, omega in STRIBECK_RESTARTS if bad else ():
         start = oe.params.copy()
         for j in bad:
-            base = 5 * j
-            start[base + 1] = start[base] * ratio
-            start[base + 3] = omega
+            mu_d, mu_s, omega_t = (param_index(param_name(term, j))
+                                   for term in ("mu_d", "mu_s", "omega_t"))
+            start[mu_s] = start[mu_d] * ratio
+            start[omega_t] = omega
         alt = fit_output_error(p.d, p.m.rig, start, free, p.init)
         tried.append({"joints": bad, "mu_s_over_mu_d": ratio, "omega_t": omega,
                       "cost": alt.extras["cost"], "previous_cost": oe.extras["cost"]})
@@ -65,7 +67,7 @@ def identify_grey_box(m: Measurement, progress: Progress | None = None,
     elapsed = time.perf_counter() - t_start
     floor = noise_floor(p)
     above = {name: float(oe.residual_rms[j] / floor)
-             for j, name in enumerate(("arm", "pendulum"))
+             for j, name in enumerate(JOINT_NAMES)
              if oe.residual_rms[j] > FLOOR_FACTOR * floor}
     extra: dict[str, Any] = {"stribeck_restarts": restarts,
                              "noise_floor_rad": floor}

@@ -25,20 +25,27 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._progress import Progress
-from ..model import RigParams, simulate_batch, simulate_scheduled
+from ..model import (
+    JOINT_NAMES,
+    PARAM_NAMES,
+    RigParams,
+    simulate_batch,
+    simulate_scheduled,
+    term_of,
+)
 from ..signal import Decimated
 from ..solvers import levenberg_marquardt
 
 #: Smallest friction transition velocity (rad/s) the fitting simulation resolves.
 OMEGA_REF = 2.5e-3
 TR_UNIT = 1e-4  # s, release-time offset unit inside the solver
-# Bounds of each friction parameter (index in PARAM_NAMES). omega_t cannot go below the
+# Bounds of each friction term in the fit, both joints alike. omega_t cannot go below the
 # sharpest transition the fitting simulation resolves: an estimate at that bound means
 # "a transition too sharp to resolve", and the result says so.
-LOG_BOUNDS = {
-    0: (1e-9, 1.0), 1: (1e-9, 1.0), 2: (1e-10, 1.0), 3: (OMEGA_REF, 10.0), 4: (1e-6, 1e3),
-    5: (1e-9, 1.0), 6: (1e-9, 1.0), 7: (1e-10, 1.0), 8: (OMEGA_REF, 10.0), 9: (1e-6, 1e3),
-}
+TERM_BOUNDS = {"mu_d": (1e-9, 1.0), "mu_s": (1e-9, 1.0), "mu_v": (1e-10, 1.0),
+               "omega_t": (OMEGA_REF, 10.0), "Fn_t": (1e-6, 1e3)}
+#: the bounds of each parameter by its index in PARAM_NAMES (as the solver's free lists)
+LOG_BOUNDS = {k: TERM_BOUNDS[term_of(name)] for k, name in enumerate(PARAM_NAMES)}
 MAX_LOG_STEP = 0.5  # at most a factor e^0.5 per iteration for any friction parameter
 
 
@@ -303,7 +310,7 @@ def fit_output_error(d: Decimated, rig: RigParams, start: np.ndarray, free: list
 def whiteness(resid: np.ndarray, lags: tuple[int, ...] = (1, 10, 100)) -> dict[str, dict[str, float]]:
     """Residual autocorrelation per joint at a few lags: near 0 means white residuals."""
     out = {}
-    for j, name in enumerate(("arm", "pendulum")):
+    for j, name in enumerate(JOINT_NAMES):
         r = resid[:, j] - resid[:, j].mean()
         den = float(r @ r) or 1.0
         out[name] = {f"lag{k}": float(r[:-k] @ r[k:] / den) for k in lags if k < r.size}

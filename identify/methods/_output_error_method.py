@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._progress import Progress, no_progress
-from ..model import PARAM_NAMES
+from ..model import JOINT_NAMES, PARAM_NAMES
 from ..results import IdentificationResult, ParameterEstimate
 from ..signal import Measurement
 from ._output_error import LOG_BOUNDS, OEFit, fit_output_error, fit_output_error_many
@@ -160,7 +160,7 @@ def identify_output_error_many(ms: list[Measurement], progress: Progress | None 
         "captures": [m.capture_id for m in ms],
         "fit_percent_per_capture": [capture_fit(p.m, f) for p, f in zip(preps, fits)]})
     worst = {j: min(c[j] for c in result.diagnostics["fit_percent_per_capture"])
-             for j in ("arm", "pendulum")}
+             for j in JOINT_NAMES}
     return result.model_copy(update={
         "capture_id": "+".join(str(m.capture_id) for m in ms), "fit_percent": worst,
         "capture_seconds": sum(m.duration_s for m in ms),

@@ -19,25 +19,40 @@ from typing import Any
 
 import numpy as np
 
-from ..model import PARAM_NAMES, QUANTUM, simulate_from
+from ..model import (
+    PARAM_NAMES,
+    QUANTUM,
+    joint_params,
+    param_index,
+    param_indices,
+    param_name,
+    simulate_from,
+    term_of,
+)
 from ..results import IdentificationResult, ParameterEstimate, fit_percent
 from ..signal import Decimated, Measurement, Release, decimate, find_release
 from ._joint_regression import JointRegression, regression_estimate
 from ._output_error import LOG_BOUNDS, Experiment, InitialState, OEFit
 
-FREE = [0, 1, 2, 3, 5, 6, 7, 8]  # mu_d, mu_s, mu_v, omega_t of both joints
-FN_T = (4, 9)
+#: what output error fits: mu_d, mu_s, mu_v, omega_t of both joints (Fn_t is not identifiable)
+FREE_NAMES = joint_params("mu_d", "mu_s", "mu_v", "omega_t")
+#: the same as indices in PARAM_NAMES, as the fitting machinery takes them
+FREE = param_indices(FREE_NAMES)
+FN_T = joint_params("Fn_t")
 #: a log-interval wider than this factor either side means the data cannot tell
 UNIDENTIFIABLE_FACTOR = 10.0
 #: mu_s and omega_t trade off along a curved, sometimes multimodal valley: in the Monte
 #: Carlo of bench/bench_coverage.py their Wald intervals wider than +-5 % covered the truth
 #: far less than 95 % of the time (near-equal minima), narrower ones did
-STRIBECK = (1, 3, 6, 8)
+STRIBECK = joint_params("mu_s", "omega_t")
 STRIBECK_MAX_FACTOR = 1.05
 FN_T_NOTE = ("not identifiable: with a constant normal force only mu_v*tanh(4 Fn/Fn_t) "
              "enters the model; the fit assumes tanh = 1 (Fn_t <= Fn/5) and simulates with "
              "the assumed value")
-
+#: the output-error start where the regression gives no usable value, per friction term
+GENERIC_START = {"mu_d": 1e-3, "mu_s": 1.2e-3, "mu_v": 1e-4, "omega_t": 1e-2, "Fn_t": 0.0}
+#: the start's Stribeck excess: mu_s = 1.2 mu_d
+START_MU_S_OVER_MU_D = 1.2
 
 
 @dataclass(frozen=True)
@@ -56,21 +71,33 @@ class Prepared:
         return Experiment(self.d, self.m.rig, self.init)
 
 
+def regression_start(regression: tuple[JointRegression, JointRegression], fn_t: float
+                     ) -> np.ndarray:
+    """The output-error start (10,): mu_d, mu_v from the regression, mu_s = 1.2 mu_d.
+
+    Where a joint's regression gives no positive value, GENERIC_START stands in; every
+    Fn_t is fn_t.
+    """
+    start = np.array([GENERIC_START[term_of(name)] for name in PARAM_NAMES])
+    for j, jr in enumerate(regression):
+        if np.isfinite(jr.mu_d) and jr.mu_d > 0:
+            start[param_index(param_name("mu_d", j))] = jr.mu_d
+            # a Stribeck excess to start from
+            start[param_index(param_name("mu_s", j))] = START_MU_S_OVER_MU_D * jr.mu_d
+        if np.isfinite(jr.mu_v) and jr.mu_v > 0:
+            start[param_index(param_name("mu_v", j))] = jr.mu_v
+    start[param_indices(FN_T)] = fn_t
+    return start
+
+
 def prepare(m: Measurement, decimate_to_hz: float = 1000.0) -> Prepared:
     """Release detection, decimation, differentiation and the regression start."""
     rel = find_release(m)
     quantum = m.resolution_rad or QUANTUM
     d = decimate(m, rel.time_s if rel.at_rest else float(m.t[0]), decimate_to_hz)
     reg0, reg1 = regression_estimate(d, m.rig)
-    start = np.array([1e-3, 1.2e-3, 1e-4, 1e-2, 0.0, 1e-3, 1.2e-3, 1e-4, 1e-2, 0.0])
-    for base, jr in ((0, reg0), (5, reg1)):
-        if np.isfinite(jr.mu_d) and jr.mu_d > 0:
-            start[base] = jr.mu_d
-            start[base + 1] = 1.2 * jr.mu_d  # a Stribeck excess to start from
-        if np.isfinite(jr.mu_v) and jr.mu_v > 0:
-            start[base + 2] = jr.mu_v
     # any Fn_t well below Fn saturates tanh(4 Fn/Fn_t); 1/100 of the smaller Fn does
-    start[list(FN_T)] = min(m.rig.fn0, m.rig.fn1) / 100.0
+    start = regression_start((reg0, reg1), min(m.rig.fn0, m.rig.fn1) / 100.0)
     if rel.at_rest:
         init = InitialState(True, rel.time_s, rel.rest_angles, np.zeros(2), quantum)
     else:
@@ -101,59 +128,67 @@ def capture_fit(m: Measurement, oe: OEFit) -> dict[str, float]:
     return {"arm": float(fit[0]), "pendulum": float(fit[1])}
 
 
-def parameter_estimates(oe: OEFit, free: list[int], fixed: dict[int, str] | None = None
+def parameter_estimates(oe: OEFit, free: list[int], fixed: dict[str, str] | None = None
                         ) -> dict[str, ParameterEstimate]:
-    """Values with 95 % intervals from the log-parameter covariance, or 'cannot tell'."""
+    """Values with 95 % intervals from the log-parameter covariance, or 'cannot tell'.
+
+    free: the fitted parameters (indices in PARAM_NAMES, as oe.free); every other one is
+    reported held fixed, with the note fixed[name] if given.
+    """
     fixed = fixed or {}
     params: dict[str, ParameterEstimate] = {}
-    log_std = oe.log_std
     for k, name in enumerate(PARAM_NAMES):
-        if k in FN_T:
+        if name in FN_T:
             params[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
                                              note=FN_T_NOTE, assumed=float(oe.params[k]))
-            continue
-        if k not in free:
-            params[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
-                                             assumed=float(oe.params[k]),
-                                             note=fixed.get(k, "not identified: held fixed in this fit"))
-            continue
-        j = free.index(k)
-        val = float(oe.params[k])
-        half = 1.96 * float(log_std[j])
-        # A capture with almost no motion leaves log_std huge: exp() of it must not overflow.
-        spread = math.exp(min(half, 700.0)) if math.isfinite(half) else math.inf
-        lo_b, hi_b = LOG_BOUNDS[k]
-        ci = None
-        if math.isfinite(half):
-            ci = (max(val / spread, lo_b), min(val * spread, hi_b))
-        at_bound = val <= lo_b * (1 + 1e-6) or val >= hi_b * (1 - 1e-6)
-        ok = spread < UNIDENTIFIABLE_FACTOR and not at_bound
-        weak_stribeck = k in STRIBECK and ok and spread > STRIBECK_MAX_FACTOR
-        note = ""
-        if name.startswith("mu_v"):
-            note = "coefficient of the viscous term with tanh(4 Fn/Fn_t) = 1"
-        if ci is not None and (ci[0] == lo_b or ci[1] == hi_b):
-            note = (note + "; " if note else "") + "interval cut at the fitting bound"
-        if at_bound:
+        elif k not in free:
             params[name] = ParameterEstimate(
-                value=None, ci95=ci, identifiable=False, assumed=val,
-                note=f"not identifiable from this capture: the fit ran to its bound {val:.3g}"
-                     + (" (a transition sharper than the simulation resolves)"
-                        if name.startswith("omega_t") else ""))
-        elif weak_stribeck:
-            params[name] = ParameterEstimate(
-                value=None, ci95=ci, identifiable=False, assumed=val,
-                note=(f"not identifiable with confidence: the Wald interval spans x{spread:.2f} and "
-                      "mu_s, omega_t trade off along a curved valley with near-equal minima; "
-                      "the output-error method gives its profile-likelihood interval"))
-        elif not ok:
-            params[name] = ParameterEstimate(
-                value=None, ci95=ci, identifiable=False, assumed=val,
-                note=(f"not identifiable from this capture: the 95 % interval spans more than "
-                      f"a factor {UNIDENTIFIABLE_FACTOR:g} either side"))
+                value=None, ci95=None, identifiable=False, assumed=float(oe.params[k]),
+                note=fixed.get(name, "not identified: held fixed in this fit"))
         else:
-            params[name] = ParameterEstimate(value=val, ci95=ci, identifiable=True, note=note)
+            params[name] = _fitted_estimate(name, float(oe.params[k]),
+                                            float(oe.log_std[free.index(k)]))
     return params
+
+
+def _fitted_estimate(name: str, val: float, log_std: float) -> ParameterEstimate:
+    """One fitted parameter: the Wald interval val x/ exp(1.96 std(log val)) within its
+    fitting bounds, or 'not identifiable' when it ran to a bound, spans more than
+    UNIDENTIFIABLE_FACTOR either side, or is a Stribeck parameter wider than
+    STRIBECK_MAX_FACTOR."""
+    half = 1.96 * log_std
+    # A capture with almost no motion leaves log_std huge: exp() of it must not overflow.
+    spread = math.exp(min(half, 700.0)) if math.isfinite(half) else math.inf
+    lo_b, hi_b = LOG_BOUNDS[param_index(name)]
+    ci = None
+    if math.isfinite(half):
+        ci = (max(val / spread, lo_b), min(val * spread, hi_b))
+    at_bound = val <= lo_b * (1 + 1e-6) or val >= hi_b * (1 - 1e-6)
+    ok = spread < UNIDENTIFIABLE_FACTOR and not at_bound
+    weak_stribeck = name in STRIBECK and ok and spread > STRIBECK_MAX_FACTOR
+    note = ""
+    if name.startswith("mu_v"):
+        note = "coefficient of the viscous term with tanh(4 Fn/Fn_t) = 1"
+    if ci is not None and (ci[0] == lo_b or ci[1] == hi_b):
+        note = (note + "; " if note else "") + "interval cut at the fitting bound"
+    if at_bound:
+        return ParameterEstimate(
+            value=None, ci95=ci, identifiable=False, assumed=val,
+            note=f"not identifiable from this capture: the fit ran to its bound {val:.3g}"
+                 + (" (a transition sharper than the simulation resolves)"
+                    if name.startswith("omega_t") else ""))
+    if weak_stribeck:
+        return ParameterEstimate(
+            value=None, ci95=ci, identifiable=False, assumed=val,
+            note=(f"not identifiable with confidence: the Wald interval spans x{spread:.2f} and "
+                  "mu_s, omega_t trade off along a curved valley with near-equal minima; "
+                  "the output-error method gives its profile-likelihood interval"))
+    if not ok:
+        return ParameterEstimate(
+            value=None, ci95=ci, identifiable=False, assumed=val,
+            note=(f"not identifiable from this capture: the 95 % interval spans more than "
+                  f"a factor {UNIDENTIFIABLE_FACTOR:g} either side"))
+    return ParameterEstimate(value=val, ci95=ci, identifiable=True, note=note)
 
 
 def build_result(method: str, p: Prepared, oe: OEFit, free: list[int], elapsed: float,

@@ -63,7 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._progress import Progress, no_progress
-from ..model import PARAM_NAMES, RigParams, inverse_dynamics
+from ..model import PARAM_NAMES, RigParams, inverse_dynamics, joint_of, joint_params, param_name
 from ..results import IdentificationResult, ParameterEstimate, fit_percent
 from ..signal import Decimated, Measurement, decimate, find_release
 from ..solvers import (
@@ -83,7 +83,8 @@ REVERSAL_GUARD = 50
 HAC_WINDOW_S = 1.0
 #: assumed transition velocity when simulating the fitted model, rad/s
 OMEGA_T_ASSUMED = 1e-2
-LINEAR_NAMES = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
+#: the parameters of the linear model, in the order of its columns
+LINEAR_NAMES = joint_params("mu_d", "mu_v")
 
 _MU_S_NOTE = ("not identifiable by this method: mu_s acts only through the Stribeck bump at "
               "|velocity| of a few omega_t, below the velocity resolution and inside the "
@@ -140,8 +141,8 @@ def friction_regression(d: Decimated, rig: RigParams, v_min: float = V_MIN,
         v = np.where(ok, d.v[:, j], np.nan)
         sel = ok & np.isfinite(f[:, j]) & (np.abs(d.v[:, j]) > v_min) & ~reversal_mask(v, guard)
         wj = np.zeros((int(sel.sum()), 4))
-        wj[:, 2 * j] = fn[j] * np.sign(d.v[sel, j])
-        wj[:, 2 * j + 1] = d.v[sel, j]
+        wj[:, LINEAR_NAMES.index(param_name("mu_d", j))] = fn[j] * np.sign(d.v[sel, j])
+        wj[:, LINEAR_NAMES.index(param_name("mu_v", j))] = d.v[sel, j]
         ws.append(wj)
         ys.append(f[sel, j])
         js.append(np.full(wj.shape[0], j))
@@ -191,7 +192,7 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     hac = hac_covariance(fit, reg.W, lags, groups=reg.joint, position=reg.position)
     with np.errstate(divide="ignore", invalid="ignore"):
         hac_factor = np.diag(hac) / white_var
-    ess_factor = np.array([taus[0], taus[0], taus[1], taus[1]])
+    ess_factor = np.array([taus[joint_of(name)] for name in LINEAR_NAMES])
     factor = hac_factor if ci == "hac" else ess_factor
     std = np.sqrt(white_var * factor)
     half = 1.959963984540054 * std

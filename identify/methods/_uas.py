@@ -88,7 +88,7 @@ from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .._progress import Progress, no_progress
-from ..model import PARAM_NAMES, acceleration
+from ..model import PARAM_NAMES, acceleration, joint_params, param_index, param_indices
 from ..results import IdentificationResult, ParameterEstimate, fit_percent
 from ..signal import Measurement, Release, decimate, find_release
 from ..solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
@@ -115,8 +115,8 @@ TABLE_II_LAMBDA_LOWER: tuple[float, ...] = (50.0,) * 10
 #: with which z* reproduces Table IV to four digits (shared/reference/model.md)
 GAMMA_MODEL_MD = 0.00533
 
-_OMEGA_T = (3, 8)
-_FN_T = (4, 9)
+#: omega_t and Fn_t divide in eqs. 17-18: they must stay positive
+_DIVISORS = joint_params("omega_t") + joint_params("Fn_t")
 #: an estimate within this relative distance of z* is reported as set by the bounds
 BOUND_SET_REL = 0.05
 
@@ -175,11 +175,12 @@ class UASSettings(BaseModel):
             raise ValueError("differentiator_n must be odd")
         if min(self.lambda_upper) <= 0 or min(self.lambda_lower) <= 0:
             raise ValueError("the confidences lambda_nu, lambda_nl must be positive (seed 000)")
-        for j in _OMEGA_T + _FN_T:
+        for name in _DIVISORS:
             # omega_t and Fn_t divide in eqs. 17-18: z must stay positive; it moves
             # monotonically from the guess towards z*, so both must be positive
+            j = param_index(name)
             if self.initial_guess[j] <= 0 or self.z_star()[j] <= 0:
-                raise ValueError(f"{PARAM_NAMES[j]}: the initial guess and the point z* "
+                raise ValueError(f"{name}: the initial guess and the point z* "
                                  f"must be positive (it divides in eqs. 17-18)")
         return self
 
@@ -495,7 +496,7 @@ def identify_uas(m: Measurement, progress: Progress | None = None,
         x0 = run.start_state.copy()
         t0 = run.start_time_s
     params = np.asarray(run.estimates, dtype=np.float64)
-    if np.isfinite(params).all() and (params[list(_OMEGA_T + _FN_T)] > 0).all():
+    if np.isfinite(params).all() and (params[param_indices(_DIVISORS)] > 0).all():
         rows, sim = simulate_capture(m, params, x0, t0)
         fit = fit_percent(sim, m.angles[rows])
     else:

@@ -14,12 +14,28 @@ from ._equations import (
     mass_matrix,
     total_energy,
 )
-from ._params import G_ACCEL, PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, RigParams
+from ._params import (
+    FRICTION_TERMS,
+    G_ACCEL,
+    JOINT_NAMES,
+    PARAM_NAMES,
+    TABLE_III_TRUTH,
+    FrictionParams,
+    RigParams,
+    joint_of,
+    joint_params,
+    param_index,
+    param_indices,
+    param_name,
+    term_of,
+)
 from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
 
 __all__ = [
-    "COUNTS_PER_REV", "G_ACCEL", "PARAM_NAMES", "QUANTUM", "RIG_LAYOUT", "TABLE_III_TRUTH",
-    "FrictionParams", "RigParams", "acceleration", "bias_gravity", "encoder_quantum", "friction",
-    "friction_torque", "inverse_dynamics", "mass_matrix", "simulate", "simulate_batch",
-    "simulate_from", "simulate_rk4", "simulate_scheduled", "to_counts", "total_energy",
+    "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
+    "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams", "RigParams", "acceleration", "bias_gravity",
+    "encoder_quantum", "friction", "friction_torque", "inverse_dynamics", "joint_of",
+    "joint_params", "mass_matrix", "param_index", "param_indices", "param_name", "simulate",
+    "simulate_batch", "simulate_from", "simulate_rk4", "simulate_scheduled", "term_of",
+    "to_counts", "total_energy"
 ]

@@ -7,6 +7,7 @@ printed mistakes corrected). All quantities are SI.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +19,46 @@ PARAM_NAMES: tuple[str, ...] = (
     "mu_d0", "mu_s0", "mu_v0", "omega_t0", "Fn_t0",
     "mu_d1", "mu_s1", "mu_v1", "omega_t1", "Fn_t1",
 )
+
+#: joint names, index 0 the arm and 1 the pendulum (the digit ending each parameter name)
+JOINT_NAMES: tuple[str, str] = ("arm", "pendulum")
+#: the five Brown-McPhee terms of each joint; a parameter is named term + joint digit
+FRICTION_TERMS: tuple[str, ...] = ("mu_d", "mu_s", "mu_v", "omega_t", "Fn_t")
+
+
+def param_name(term: str, joint: int) -> str:
+    """The name of one joint's friction term: param_name("mu_s", 1) == "mu_s1"."""
+    if term not in FRICTION_TERMS or joint not in (0, 1):
+        raise ValueError(f"no friction parameter {term!r} of joint {joint!r}")
+    return f"{term}{joint}"
+
+
+def joint_params(*terms: str) -> tuple[str, ...]:
+    """The named terms of both joints, arm first: joint_params("Fn_t") == ("Fn_t0", "Fn_t1")."""
+    return tuple(param_name(term, j) for j in (0, 1) for term in terms)
+
+
+def param_index(name: str) -> int:
+    """Where the named parameter sits in PARAM_NAMES (and in FrictionParams.as_array())."""
+    try:
+        return PARAM_NAMES.index(name)
+    except ValueError:
+        raise ValueError(f"unknown friction parameter {name!r}") from None
+
+
+def param_indices(names: Iterable[str]) -> list[int]:
+    """param_index of each name, in the order given."""
+    return [param_index(n) for n in names]
+
+
+def joint_of(name: str) -> int:
+    """The joint (0 arm, 1 pendulum) a friction parameter belongs to."""
+    return param_index(name) // len(FRICTION_TERMS)
+
+
+def term_of(name: str) -> str:
+    """The friction term a parameter is of: term_of("omega_t1") == "omega_t"."""
+    return FRICTION_TERMS[param_index(name) % len(FRICTION_TERMS)]
 
 
 class FrictionParams(BaseModel):

@@ -26,7 +26,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from ..._progress import Progress, no_progress
-from ...model import PARAM_NAMES, QUANTUM
+from ...model import JOINT_NAMES, PARAM_NAMES, QUANTUM
 from ...results import IdentificationResult, ParameterEstimate, fit_percent
 from ...signal import Measurement, decimate, find_release
 from ._core import integral_identify
@@ -35,7 +35,6 @@ from ._piecewise import simulate_piecewise
 METHOD = "integral"
 NOTE = ("integral reconstruction identifies an equivalent linear damping and stiffness per "
         "segment, not the Brown-McPhee parameters")
-JOINTS = ("arm", "pendulum")
 #: a joint has stopped once it stays within this fraction of its largest excursion
 #: (or 5 encoder counts) of its final angle
 STOP_FRACTION = 0.01
@@ -84,7 +83,7 @@ def identify_integral(m: Measurement, progress: Progress | None = None,
     rows = np.flatnonzero(t_all >= t0 - 1e-12)
     fits: dict[str, float] = {}
     joints: dict[str, dict] = {}
-    for j, name in enumerate(JOINTS):
+    for j, name in enumerate(JOINT_NAMES):
         report(0.2 + 0.35 * j, f"integral reconstruction: {name}")
         q = d.q[:, j]
         last = _motion_end(q, quantum)
