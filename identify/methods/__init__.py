@@ -26,12 +26,18 @@ from ._output_error_method import (
 )
 from ._pipeline import (
     FREE,
+    FREE_NAMES,
     Prepared,
+    StartState,
     build_result,
     capture_fit,
+    decay_start_s,
+    first_defined_state,
     noise_floor,
     parameter_estimates,
     prepare,
+    regression_start,
+    release_state,
     simulate_capture,
 )
 from ._registry import (
@@ -59,14 +65,16 @@ from ._uas import (
 from .integral import identify_integral
 
 __all__ = [
-    "DEFAULT_METHOD", "FREE", "GREY_BOX", "INTEGRAL", "LOG_BOUNDS", "METHODS", "OUTPUT_ERROR",
-    "REGRESSION", "SEED_INITIAL_GUESS", "SIMPLEX", "STRIBECK_RESTARTS", "TABLE_III_INITIAL_GUESS",
-    "TABLE_II_UPPER", "UAS", "Experiment", "FrictionRegression", "InitialState", "JointRegression",
-    "Method", "OEFit", "OutputErrorProblem", "Prepared", "UASRun", "UASSettings", "build_result",
-    "capture_fit", "fit_output_error", "fit_output_error_many", "fit_with_restarts",
+    "DEFAULT_METHOD", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL", "LOG_BOUNDS", "METHODS",
+    "OUTPUT_ERROR", "REGRESSION", "SEED_INITIAL_GUESS", "SIMPLEX", "STRIBECK_RESTARTS",
+    "TABLE_III_INITIAL_GUESS", "TABLE_II_UPPER", "UAS", "Experiment", "FrictionRegression",
+    "InitialState", "JointRegression", "Method", "OEFit", "OutputErrorProblem", "Prepared",
+    "StartState", "UASRun", "UASSettings", "build_result", "capture_fit", "decay_start_s",
+    "first_defined_state", "fit_output_error", "fit_output_error_many", "fit_with_restarts",
     "friction_regression", "identify", "identify_grey_box", "identify_integral",
     "identify_output_error", "identify_output_error_many", "identify_regression",
     "identify_simplex", "identify_uas", "noise_floor", "parameter_estimates", "prepare",
-    "profile_interval", "regress_joint", "regression_estimate", "residual_inflation",
-    "reversal_mask", "run_uas", "simulate_capture", "substep_schedule", "whiteness",
+    "profile_interval", "regress_joint", "regression_estimate", "regression_start",
+    "release_state", "residual_inflation", "reversal_mask", "run_uas", "simulate_capture",
+    "substep_schedule", "whiteness",
 ]

@@ -55,6 +55,56 @@ GENERIC_START = {"mu_d": 1e-3, "mu_s": 1.2e-3, "mu_v": 1e-4, "omega_t": 1e-2, "F
 START_MU_S_OVER_MU_D = 1.2
 
 
+# --- where the free decay starts ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class StartState:
+    """Where a simulation of the capture starts: angles, velocities, time."""
+
+    q: np.ndarray  # (2,) rad, arm and pendulum
+    v: np.ndarray  # (2,) rad/s
+    t: float  # s on Measurement.t's clock
+    at_rest: bool  # released from rest: q the rest pose, v zero, t the release time
+
+    @property
+    def x0(self) -> np.ndarray:
+        """(theta0, theta1, theta0', theta1'): the simulators' state vector."""
+        return np.concatenate([self.q, self.v])
+
+
+def decay_start_s(m: Measurement, release: Release) -> float:
+    """When the free decay starts: the release time, or the first sample if not at rest."""
+    return release.time_s if release.at_rest else float(m.t[0])
+
+
+def release_state(release: Release) -> StartState | None:
+    """The state a capture released from rest starts from; None if it begins in motion.
+
+    From rest: the rest pose, zero velocity, at the release time (friction is zero at
+    rest, so nothing else is needed). A capture that begins in motion has no such state;
+    each method then starts from the first state its own data define, e.g.
+    `release_state(rel) or first_defined_state(d)`.
+    """
+    if not release.at_rest:
+        return None
+    return StartState(q=release.rest_angles, v=np.zeros(2), t=release.time_s, at_rest=True)
+
+
+def first_defined_state(d: Decimated) -> StartState:
+    """Angles, velocity and time at the first decimated sample whose velocity is defined.
+
+    The velocity is undefined within (N1 - 1)/2 samples of a segment's ends; if it is
+    nowhere defined, the first sample with zero velocity.
+    """
+    first = np.flatnonzero(np.isfinite(d.v).all(axis=1))
+    if not first.size:
+        return StartState(q=d.q[0], v=np.zeros(2), t=float(d.t[0]), at_rest=False)
+    k = int(first[0])
+    return StartState(q=d.q[k], v=np.nan_to_num(d.v[k]), t=float(d.t[k]), at_rest=False)
+
+
+# --- a capture made ready for fitting ------------------------------------------------------
+
 @dataclass(frozen=True)
 class Prepared:
     """A capture made ready for fitting: release, decimated data, regression start."""
@@ -94,18 +144,22 @@ def prepare(m: Measurement, decimate_to_hz: float = 1000.0) -> Prepared:
     """Release detection, decimation, differentiation and the regression start."""
     rel = find_release(m)
     quantum = m.resolution_rad or QUANTUM
-    d = decimate(m, rel.time_s if rel.at_rest else float(m.t[0]), decimate_to_hz)
+    d = decimate(m, decay_start_s(m, rel), decimate_to_hz)
     reg0, reg1 = regression_estimate(d, m.rig)
     # any Fn_t well below Fn saturates tanh(4 Fn/Fn_t); 1/100 of the smaller Fn does
     start = regression_start((reg0, reg1), min(m.rig.fn0, m.rig.fn1) / 100.0)
-    if rel.at_rest:
-        init = InitialState(True, rel.time_s, rel.rest_angles, np.zeros(2), quantum)
-    else:
-        first = np.flatnonzero(np.isfinite(d.v).all(axis=1))
-        v0 = np.nan_to_num(d.v[int(first[0])]) if first.size else np.zeros(2)
-        init = InitialState(False, float(d.t[0]), d.q[0], v0, quantum)
+    s = release_state(rel) or _fit_start_in_motion(d)
+    init = InitialState(s.at_rest, s.t, s.q, s.v, quantum)
     return Prepared(m, rel, d, (reg0, reg1), start, init)
 
+
+def _fit_start_in_motion(d: Decimated) -> StartState:
+    """The fit's start when the capture begins in motion: the first decimated sample's
+    angles and time with the first defined velocity (the fit refines pose and velocity)."""
+    return StartState(q=d.q[0], v=first_defined_state(d).v, t=float(d.t[0]), at_rest=False)
+
+
+# --- simulating the capture, judging a fit ---------------------------------------------------
 
 def simulate_capture(m: Measurement, params: np.ndarray, x0: np.ndarray, t0: float
                      ) -> tuple[np.ndarray, np.ndarray]:

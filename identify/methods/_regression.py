@@ -72,7 +72,7 @@ from ..solvers import (
     hac_covariance,
     integrated_autocorrelation,
 )
-from ._pipeline import simulate_capture
+from ._pipeline import decay_start_s, first_defined_state, release_state, simulate_capture
 
 METHOD = "regression"
 #: |q'| below this (rad/s) is left out: Coulomb switch and Stribeck bump (model.md)
@@ -173,7 +173,7 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     report(0.0, "finding the release")
     rel = find_release(m)
     report(0.1, "decimating and differentiating")
-    d = decimate(m, rel.time_s if rel.at_rest else float(m.t[0]), decimate_to_hz)
+    d = decimate(m, decay_start_s(m, rel), decimate_to_hz)
     report(0.3, "regression")
     reg = friction_regression(d, m.rig, v_min)
     fit = reg.wls if weighted else reg.ols
@@ -234,14 +234,8 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     sim_params = np.array([p.value if p.value is not None else p.assumed
                            for p in params.values()], dtype=np.float64)
 
-    if rel.at_rest:
-        x0 = np.array([rel.rest_angles[0], rel.rest_angles[1], 0.0, 0.0])
-        t0 = rel.time_s
-    else:
-        first = np.flatnonzero(np.isfinite(d.v).all(axis=1))
-        k0 = int(first[0]) if first.size else 0
-        x0 = np.concatenate([d.q[k0], np.nan_to_num(d.v[k0])])
-        t0 = float(d.t[k0])
+    start = release_state(rel) or first_defined_state(d)
+    x0, t0 = start.x0, start.t
     rows, sim = simulate_capture(m, sim_params, x0, t0)
     fitp = fit_percent(sim, m.angles[rows])
     elapsed = time.perf_counter() - t_start

@@ -92,7 +92,7 @@ from ..model import PARAM_NAMES, acceleration, joint_params, param_index, param_
 from ..results import IdentificationResult, ParameterEstimate, fit_percent
 from ..signal import Measurement, Release, decimate, find_release
 from ..solvers import ML3_T_MAX, ml3_scalar, nussbaum_gain
-from ._pipeline import simulate_capture
+from ._pipeline import StartState, decay_start_s, release_state, simulate_capture
 
 METHOD = "uas"
 
@@ -403,8 +403,7 @@ def _run(m: Measurement, s: UASSettings, rel: Release) -> UASRun:
     v, vinfo = _measured_velocity(m, s)
     t = m.t
     valid = np.isfinite(v).all(axis=1)
-    t_begin = rel.time_s if rel.at_rest else float(t[0])
-    cand = np.flatnonzero((t >= t_begin - 1e-12) & valid)
+    cand = np.flatnonzero((t >= decay_start_s(m, rel) - 1e-12) & valid)
     if cand.size == 0:
         raise ValueError("no sample with a defined velocity after the release: capture too short")
     start = int(cand[0])
@@ -489,12 +488,9 @@ def identify_uas(m: Measurement, progress: Progress | None = None,
     report(0.8, "goodness of fit")
     # the model simulated with the estimates from the capture's initial state, as the
     # grey-box method does: from rest at the release, else from the observer's start
-    if rel.at_rest:
-        x0 = np.array([rel.rest_angles[0], rel.rest_angles[1], 0.0, 0.0])
-        t0 = rel.time_s
-    else:
-        x0 = run.start_state.copy()
-        t0 = run.start_time_s
+    start = release_state(rel) or StartState(q=run.start_state[:2], v=run.start_state[2:],
+                                             t=run.start_time_s, at_rest=False)
+    x0, t0 = start.x0, start.t
     params = np.asarray(run.estimates, dtype=np.float64)
     if np.isfinite(params).all() and (params[param_indices(_DIVISORS)] > 0).all():
         rows, sim = simulate_capture(m, params, x0, t0)

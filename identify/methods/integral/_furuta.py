@@ -29,6 +29,7 @@ from ..._progress import Progress, no_progress
 from ...model import JOINT_NAMES, PARAM_NAMES, QUANTUM
 from ...results import IdentificationResult, ParameterEstimate, fit_percent
 from ...signal import Measurement, decimate, find_release
+from .._pipeline import decay_start_s, release_state
 from ._core import integral_identify
 from ._piecewise import simulate_piecewise
 
@@ -75,7 +76,7 @@ def identify_integral(m: Measurement, progress: Progress | None = None,
     t_start = time.perf_counter()
     report(0.0, "finding the release")
     rel = find_release(m)
-    t0 = rel.time_s if rel.at_rest else float(m.t[0])
+    t0 = decay_start_s(m, rel)
     quantum = m.resolution_rad or QUANTUM
     report(0.1, "decimating")
     d = decimate(m, t0, 1000.0)
@@ -115,9 +116,10 @@ def identify_integral(m: Measurement, progress: Progress | None = None,
                 "omega_rad_s": float(math.sqrt(fit.k[i])),
                 "equilibrium_rad": float(fit.equilibrium[i]),
             })
-        if rel.at_rest:
-            x0, ts = (float(rel.rest_angles[j]), 0.0), t0
-        else:
+        start = release_state(rel)
+        if start is not None:
+            x0, ts = (float(start.q[j]), float(start.v[j])), start.t
+        else:  # in motion from the start: the fitted model's own initial state
             x0, ts = tuple(fit.initial_state[0]), float(fit.boundaries[0])
         sim, _ = simulate_piecewise(t_all[rows], fit.boundaries, fit.c, fit.k, x0, ts,
                                     fit.equilibrium)
