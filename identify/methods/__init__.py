@@ -54,14 +54,9 @@ from ._registry import (
 )
 from ._regression import FrictionRegression, friction_regression, identify_regression, reversal_mask
 from ._simplex_method import identify_simplex
-from ._uas import (
-    TABLE_II_UPPER,
-    TABLE_III_INITIAL_GUESS,
-    UASRun,
-    UASSettings,
-    identify_uas,
-    run_uas,
-)
+from ._uas import identify_uas
+from ._uas_run import UASRun, run_uas
+from ._uas_settings import TABLE_II_UPPER, TABLE_III_INITIAL_GUESS, UASSettings
 from .integral import identify_integral
 
 __all__ = [
