@@ -85,16 +85,20 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-__all__ = ["modified_simplex", "initial_points"]
+__all__ = ["initial_points", "modified_simplex"]
 
 # operation names, as counted in result.ops and listed per iteration in result.history
 OPS = ("reflection", "extension", "restart", "contraction", "hanus", "hanus_failed",
        "general_contraction", "restart_at_optimum")
+
+Bounds = tuple[np.ndarray, np.ndarray]
 
 
 class _Stop(Exception):
@@ -105,7 +109,7 @@ class _Stop(Exception):
 
 def initial_points(z: np.ndarray, steps: np.ndarray, npoints: int,
                    direction: np.ndarray | None = None, drop: int | None = None,
-                   bounds: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                   bounds: Bounds | None = None) -> np.ndarray:
     """The (npoints, n) starting simplex around z (see the module docstring).
 
     direction: signs d_i (default +1); drop: the coordinate whose backward point is left
@@ -128,7 +132,8 @@ def initial_points(z: np.ndarray, steps: np.ndarray, npoints: int,
     return np.array(pts)
 
 
-def _step(z, i, s, bounds):
+def _step(z: np.ndarray, i: int, s: float, bounds: Bounds | None) -> np.ndarray:
+    """z moved by s along coordinate i; the other way if that leaves the box, then clipped."""
     p = z.copy()
     p[i] += s
     if bounds is not None:
@@ -139,21 +144,210 @@ def _step(z, i, s, bounds):
     return p
 
 
-def _callback_wants_result(callback) -> bool:
+def _callback_wants_result(callback: Callable[..., Any]) -> bool:
     try:
         return "intermediate_result" in inspect.signature(callback).parameters
     except (TypeError, ValueError):
         return False
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """The checked arguments of one modified_simplex run."""
+
+    n: int
+    npoints: int  # m, points of the simplex
+    steps: np.ndarray  # (n,) starting step per coordinate (`scale`)
+    box: Bounds | None
+    maxfev: int
+    maxiter: int
+    alpha: float  # reflection (11)
+    beta: float  # contraction (13, 14)
+    gamma: float  # extension (15)
+    xatol: float
+    fatol: float
+    hanus: bool
+    restart_on_extension: bool
+    restarts_at_optimum: int
+
+    def project(self, z: np.ndarray) -> np.ndarray:
+        """A trial point projected onto the box (as scipy's Nelder-Mead does)."""
+        return z if self.box is None else np.clip(z, *self.box)
+
+
+def _settings(x0: np.ndarray, scale: float | Sequence[float] | np.ndarray | None, bounds: Any,
+              npoints: int | None, maxfev: int | None, maxiter: int | None, alpha: float,
+              beta: float, gamma: float, xatol: float, fatol: float, hanus: bool,
+              restart_on_extension: bool, restarts_at_optimum: int) -> _Settings:
+    """Check the arguments and fill in the defaults (see modified_simplex)."""
+    n = x0.size
+    npoints = 2 * n if npoints is None else int(npoints)
+    if not n + 1 <= npoints <= 2 * n + 1:
+        raise ValueError(f"npoints must lie in [n+1, 2n+1] = [{n + 1}, {2 * n + 1}]")
+    if not (alpha > 0 and 0 < beta < 1 and gamma > 1):
+        raise ValueError("need alpha > 0, 0 < beta < 1, gamma > 1 (seed eqs. 11, 13, 15)")
+    if scale is None:
+        s0 = np.where(x0 != 0, 0.25 * np.abs(x0), 0.25)
+    else:
+        s0 = np.broadcast_to(np.asarray(scale, dtype=np.float64), (n,)).copy()
+        if np.any(s0 <= 0) or not np.all(np.isfinite(s0)):
+            raise ValueError("scale must be positive and finite")
+    return _Settings(
+        n=n, npoints=npoints, steps=s0, box=_parse_bounds(bounds, n),
+        maxfev=2000 * n if maxfev is None else int(maxfev),
+        maxiter=2000 * n if maxiter is None else int(maxiter),
+        alpha=alpha, beta=beta, gamma=gamma, xatol=xatol, fatol=fatol, hanus=hanus,
+        restart_on_extension=restart_on_extension,
+        restarts_at_optimum=int(restarts_at_optimum))
+
+
+class _Objective:
+    """fun(z, *args) counted against maxfev, NaN as +inf, remembering the best point."""
+
+    def __init__(self, fun: Callable[..., float], args: tuple[Any, ...], maxfev: int,
+                 x0: np.ndarray) -> None:
+        self.fun, self.args, self.maxfev = fun, args, maxfev
+        self.nfev = 0
+        self.best_x = x0.copy()
+        self.best_f = math.inf
+
+    def __call__(self, z: np.ndarray) -> float:
+        if self.nfev >= self.maxfev:
+            raise _Stop("Maximum number of function evaluations has been exceeded.")
+        self.nfev += 1
+        v = float(self.fun(z, *self.args))
+        if math.isnan(v):
+            v = math.inf
+        if v < self.best_f:
+            self.best_f = v
+            self.best_x = z.copy()
+        return v
+
+
+def _new_simplex(f: _Objective, s: _Settings, z: np.ndarray, fz: float | None,
+                 direction: np.ndarray | None = None, drop: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Points (m, n) and costs (m,) of a starting simplex around z (fz: its known cost)."""
+    pts = initial_points(z, s.steps, s.npoints, direction, drop, s.box)
+    fs = np.empty(s.npoints)
+    fs[0] = f(pts[0]) if fz is None else fz
+    for k in range(1, s.npoints):
+        fs[k] = f(pts[k])
+    return pts, fs
+
+
+@dataclass
+class _History:
+    """Counts of each operation, and with keep_history the best cost after each iteration."""
+
+    keep: bool
+    ops: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPS, 0))
+    fun: list[float] = field(default_factory=list)
+    nfev: list[int] = field(default_factory=list)
+    op: list[str] = field(default_factory=list)
+
+    def record(self, op: str, f: _Objective) -> None:
+        self.ops[op] += 1
+        if self.keep:
+            self.fun.append(f.best_f)
+            self.nfev.append(f.nfev)
+            self.op.append(op)
+
+
+def _converged(z: np.ndarray, fz: np.ndarray, s: _Settings) -> bool:
+    """Every point within xatol of the best in every coordinate, every cost within fatol."""
+    best = int(np.argmin(fz))
+    return bool(np.max(np.abs(z - z[best])) <= s.xatol and np.max(fz) - fz[best] <= s.fatol)
+
+
+def _iteration(f: _Objective, s: _Settings, z: np.ndarray, fz: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, str]:
+    """One iteration of the Appendix: reflection, then extension or contraction.
+
+    Returns the simplex (updated in place, or a new one after a restart) and the operation.
+    """
+    best = int(np.argmin(fz))
+    h = int(np.argmax(fz))
+    zh = z[h].copy()
+    zcr = (z.sum(axis=0) - zh) / (s.npoints - 1)                           # (12)
+    zr = s.project((1.0 + s.alpha) * zcr - s.alpha * zh)                    # (11)
+    fr = f(zr)
+    if fr < fz[best]:
+        return _extension(f, s, z, fz, h, zcr, zr, fr)
+    if fr < np.max(np.delete(fz, h)):
+        z[h], fz[h] = zr, fr
+        return z, fz, "reflection"
+    return _contraction(f, s, z, fz, best, h, zcr, zh)
+
+
+def _extension(f: _Objective, s: _Settings, z: np.ndarray, fz: np.ndarray, h: int,
+               zcr: np.ndarray, zr: np.ndarray, fr: float
+               ) -> tuple[np.ndarray, np.ndarray, str]:
+    """z_e = (1 - gamma) z_cr + gamma z_r (15), tried when the reflection beat the best.
+
+    With restart_on_extension (the seed's modification) a z_e better than z_r starts a
+    new simplex around it, "built as the first one"; else z_e or z_r replaces the worst.
+    """
+    ze = s.project((1.0 - s.gamma) * zcr + s.gamma * zr)                    # (15)
+    fe = f(ze)
+    if fe < fr and s.restart_on_extension:
+        move = (ze - zcr) / s.steps
+        pts, fs = _new_simplex(f, s, ze, fe, direction=np.sign(move),
+                               drop=int(np.argmax(np.abs(move))))
+        return pts, fs, "restart"
+    if fe < fr:
+        z[h], fz[h] = ze, fe
+        return z, fz, "extension"
+    z[h], fz[h] = zr, fr
+    return z, fz, "reflection"
+
+
+def _contraction(f: _Objective, s: _Settings, z: np.ndarray, fz: np.ndarray, best: int,
+                 h: int, zcr: np.ndarray, zh: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    """z_c = (1 - beta) z_cr + beta z_h (13); if no better than z_h, the Hanus step
+    z_n = (z_l + z_h)/2 (16) or, with hanus off, the general contraction (14)."""
+    zc = s.project((1.0 - s.beta) * zcr + s.beta * zh)                      # (13)
+    fc = f(zc)
+    if fc < fz[h]:
+        z[h], fz[h] = zc, fc
+        return z, fz, "contraction"
+    if s.hanus:
+        zn = s.project(0.5 * (z[best] + zh))                                # (16)
+        fn = f(zn)
+        if fn < fz[h]:
+            z[h], fz[h] = zn, fn
+            return z, fz, "hanus"
+        z[h] = zn  # keeps the cost f(z_h), as Hanus prescribes
+        return z, fz, "hanus_failed"
+    zl = z[best].copy()
+    for k in range(s.npoints):
+        if k != best:
+            z[k] = s.project((1.0 - s.beta) * z[k] + s.beta * zl)           # (14)
+            fz[k] = f(z[k])
+    return z, fz, "general_contraction"
+
+
+def _notify(callback: Callable[..., Any], wants_result: bool, f: _Objective) -> bool:
+    """Tell the callback the best point so far; True if it asks to stop (StopIteration)."""
+    try:
+        if wants_result:
+            callback(intermediate_result=OptimizeResult(x=f.best_x.copy(), fun=f.best_f))
+        else:
+            callback(f.best_x.copy())
+    except StopIteration:
+        return True
+    return False
+
+
 def modified_simplex(fun: Callable[..., float], x0: Sequence[float] | np.ndarray, *,
-                     args: tuple = (), scale: float | Sequence[float] | None = None,
+                     args: tuple[Any, ...] = (),
+                     scale: float | Sequence[float] | np.ndarray | None = None,
                      bounds: Any = None, xatol: float = 1e-4, fatol: float = 1e-4,
                      maxfev: int | None = None, maxiter: int | None = None,
                      alpha: float = 1.0, beta: float = 0.5, gamma: float = 2.0,
                      npoints: int | None = None, hanus: bool = True,
                      restart_on_extension: bool = True, restarts_at_optimum: int = 1,
-                     callback: Callable | None = None, keep_history: bool = True
+                     callback: Callable[..., Any] | None = None, keep_history: bool = True
                      ) -> OptimizeResult:
     """Minimise fun(x, *args) by the modified simplex of seed 003's Appendix.
 
@@ -183,158 +377,66 @@ def modified_simplex(fun: Callable[..., float], x0: Sequence[float] | np.ndarray
     {"fun": best cost after each iteration, "nfev": evaluations so far, "op": operation}.
     """
     x0 = np.atleast_1d(np.asarray(x0, dtype=np.float64)).ravel()
-    n = x0.size
-    if npoints is None:
-        npoints = 2 * n
-    npoints = int(npoints)
-    if not n + 1 <= npoints <= 2 * n + 1:
-        raise ValueError(f"npoints must lie in [n+1, 2n+1] = [{n + 1}, {2 * n + 1}]")
-    if not (alpha > 0 and 0 < beta < 1 and gamma > 1):
-        raise ValueError("need alpha > 0, 0 < beta < 1, gamma > 1 (seed eqs. 11, 13, 15)")
-    if scale is None:
-        s0 = np.where(x0 != 0, 0.25 * np.abs(x0), 0.25)
-    else:
-        s0 = np.broadcast_to(np.asarray(scale, dtype=np.float64), (n,)).copy()
-        if np.any(s0 <= 0) or not np.all(np.isfinite(s0)):
-            raise ValueError("scale must be positive and finite")
-    box = _parse_bounds(bounds, n)
-    if box is not None:
-        x0 = np.clip(x0, *box)
-    maxfev = 2000 * n if maxfev is None else int(maxfev)
-    maxiter = 2000 * n if maxiter is None else int(maxiter)
+    s = _settings(x0, scale, bounds, npoints, maxfev, maxiter, alpha, beta, gamma, xatol,
+                  fatol, hanus, restart_on_extension, restarts_at_optimum)
+    if s.box is not None:
+        x0 = np.clip(x0, *s.box)
     wants_result = callback is not None and _callback_wants_result(callback)
-
-    state = {"nfev": 0, "best_x": x0.copy(), "best_f": math.inf}
-    ops = dict.fromkeys(OPS, 0)
-    hist_f: list[float] = []
-    hist_n: list[int] = []
-    hist_op: list[str] = []
-
-    def f(z: np.ndarray) -> float:
-        if state["nfev"] >= maxfev:
-            raise _Stop("Maximum number of function evaluations has been exceeded.")
-        state["nfev"] += 1
-        v = float(fun(z, *args))
-        if math.isnan(v):
-            v = math.inf
-        if v < state["best_f"]:
-            state["best_f"] = v
-            state["best_x"] = z.copy()
-        return v
-
-    def project(z: np.ndarray) -> np.ndarray:
-        return z if box is None else np.clip(z, *box)
-
-    def new_simplex(z, fz, steps, direction=None, drop=None):
-        pts = initial_points(z, steps, npoints, direction, drop, box)
-        fs = np.empty(npoints)
-        fs[0] = f(pts[0]) if fz is None else fz
-        for k in range(1, npoints):
-            fs[k] = f(pts[k])
-        return pts, fs
-
+    f = _Objective(fun, args, s.maxfev, x0)
+    history = _History(keep=keep_history)
     nit = 0
     nrestart = 0
     status, message = 0, "Optimization terminated successfully."
-    Z = np.empty((npoints, n))
-    F = np.full(npoints, math.inf)
+    z = np.empty((s.npoints, s.n))
+    fz = np.full(s.npoints, math.inf)
     try:
-        Z, F = new_simplex(x0, None, s0)
-        optima_left = int(restarts_at_optimum)
+        z, fz = _new_simplex(f, s, x0, None)
+        optima_left = s.restarts_at_optimum
         last_optimum = math.inf
         while True:
-            l_ = int(np.argmin(F))
-            if (np.max(np.abs(Z - Z[l_])) <= xatol and np.max(F) - F[l_] <= fatol):
+            if _converged(z, fz, s):
                 # "when the simplex has reached an optimum, the entire procedure can be
                 # restarted with a new simplex for exploring the vicinity"
-                if optima_left > 0 and last_optimum - state["best_f"] > fatol:
+                if optima_left > 0 and last_optimum - f.best_f > s.fatol:
                     optima_left -= 1
-                    last_optimum = state["best_f"]
-                    ops["restart_at_optimum"] += 1
+                    last_optimum = f.best_f
+                    history.ops["restart_at_optimum"] += 1
                     nrestart += 1
-                    Z, F = new_simplex(state["best_x"].copy(), state["best_f"], s0)
+                    z, fz = _new_simplex(f, s, f.best_x.copy(), f.best_f)
                     continue
                 break
-            if nit >= maxiter:
+            if nit >= s.maxiter:
                 status, message = 2, "Maximum number of iterations has been exceeded."
                 break
             nit += 1
-            h = int(np.argmax(F))
-            zh = Z[h].copy()
-            zcr = (Z.sum(axis=0) - zh) / (npoints - 1)                       # (12)
-            zr = project((1.0 + alpha) * zcr - alpha * zh)                   # (11)
-            fr = f(zr)
-            if fr < F[l_]:
-                ze = project((1.0 - gamma) * zcr + gamma * zr)               # (15)
-                fe = f(ze)
-                if fe < fr and restart_on_extension:
-                    # seed's modification: "a new simplex algorithm is started with
-                    # new set of initial points around z_e" -- built as the first one
-                    move = (ze - zcr) / s0
-                    Z, F = new_simplex(ze, fe, s0, direction=np.sign(move),
-                                       drop=int(np.argmax(np.abs(move))))
-                    op = "restart"
-                    nrestart += 1
-                elif fe < fr:
-                    Z[h], F[h] = ze, fe
-                    op = "extension"
-                else:
-                    Z[h], F[h] = zr, fr
-                    op = "reflection"
-            elif fr < np.max(np.delete(F, h)):
-                Z[h], F[h] = zr, fr
-                op = "reflection"
-            else:
-                zc = project((1.0 - beta) * zcr + beta * zh)                 # (13)
-                fc = f(zc)
-                if fc < F[h]:
-                    Z[h], F[h] = zc, fc
-                    op = "contraction"
-                elif hanus:
-                    zn = project(0.5 * (Z[l_] + zh))                         # (16)
-                    fn = f(zn)
-                    if fn < F[h]:
-                        Z[h], F[h] = zn, fn
-                        op = "hanus"
-                    else:
-                        Z[h] = zn  # keeps the cost f(z_h), as Hanus prescribes
-                        op = "hanus_failed"
-                else:
-                    zl = Z[l_].copy()
-                    for k in range(npoints):
-                        if k != l_:
-                            Z[k] = project((1.0 - beta) * Z[k] + beta * zl)  # (14)
-                            F[k] = f(Z[k])
-                    op = "general_contraction"
-            ops[op] += 1
-            if keep_history:
-                hist_f.append(state["best_f"])
-                hist_n.append(state["nfev"])
-                hist_op.append(op)
-            if callback is not None:
-                try:
-                    if wants_result:
-                        callback(intermediate_result=OptimizeResult(
-                            x=state["best_x"].copy(), fun=state["best_f"]))
-                    else:
-                        callback(state["best_x"].copy())
-                except StopIteration:
-                    status, message = 3, "Stopped by the callback."
-                    break
+            z, fz, op = _iteration(f, s, z, fz)
+            if op == "restart":
+                nrestart += 1
+            history.record(op, f)
+            if callback is not None and _notify(callback, wants_result, f):
+                status, message = 3, "Stopped by the callback."
+                break
     except _Stop as stop:
         status, message = 1, stop.message
+    return _result(f, z, fz, nit, nrestart, status, message, history)
 
+
+def _result(f: _Objective, z: np.ndarray, fz: np.ndarray, nit: int, nrestart: int,
+            status: int, message: str, history: _History) -> OptimizeResult:
+    """The OptimizeResult of a run: the best point actually evaluated, and the counts."""
     res = OptimizeResult(
-        x=state["best_x"], fun=state["best_f"], nfev=state["nfev"], nit=nit,
+        x=f.best_x, fun=f.best_f, nfev=f.nfev, nit=nit,
         success=status == 0, status=status, message=message,
-        final_simplex=(Z.copy(), F.copy()), ops=ops, nrestart=nrestart)
-    if keep_history:
-        res.history = {"fun": np.array(hist_f), "nfev": np.array(hist_n, dtype=np.int64),
-                       "op": hist_op}
+        final_simplex=(z.copy(), fz.copy()), ops=history.ops, nrestart=nrestart)
+    if history.keep:
+        res.history = {"fun": np.array(history.fun), "nfev": np.array(history.nfev,
+                                                                         dtype=np.int64),
+                       "op": history.op}
     return res
 
 
-def _parse_bounds(bounds, n):
+def _parse_bounds(bounds: Any, n: int) -> Bounds | None:
+    """None, (low, high) pairs with None for unbounded, or an object with .lb, .ub."""
     if bounds is None:
         return None
     if hasattr(bounds, "lb") and hasattr(bounds, "ub"):
