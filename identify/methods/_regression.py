@@ -29,9 +29,10 @@ What is linear in the parameters:
 
 Both joints are stacked into one system Y = W theta (seed 002 eq. 20), theta = (mu_d0,
 mu_v0, mu_d1, mu_v1), rows joint-major, solved by OLS and by the seed's WLS (each joint's
-rows weighted by 1/sigma_i^2 from the OLS residuals; identify.solvers.group_weighted_least_squares). W is block
-diagonal (no parameter is shared between joints), so WLS gives the same theta as OLS; it
-changes the covariance: one pooled sigma^2 (OLS) against one per joint (WLS).
+rows weighted by 1/sigma_i^2 from the OLS residuals;
+identify.solvers.group_weighted_least_squares). W is block diagonal (no parameter is
+shared between joints), so WLS gives the same theta as OLS; it changes the covariance:
+one pooled sigma^2 (OLS) against one per joint (WLS).
 
 Intervals. Eq. 24 assumes white residuals. These residuals are mostly encoder
 quantisation noise passed through the second-derivative filter: strongly correlated over
@@ -59,6 +60,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -177,17 +179,51 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     report(0.3, "regression")
     reg = friction_regression(d, m.rig, v_min)
     fit = reg.wls if weighted else reg.ols
-    white_var = np.diag(fit.covariance)
+    iv = _intervals(fit, reg, d, ci)
+    report(0.5, "goodness of fit")
+    params, used = _linear_estimates(fit, iv.half)
+    fn_t_assumed = min(m.rig.fn0, m.rig.fn1) / 100.0
+    params.update(_outside_the_linear_model(used, fn_t_assumed))
+    params = {name: params[name] for name in PARAM_NAMES}
+    sim_params = np.array([p.value if p.value is not None else p.assumed
+                           for p in params.values()], dtype=np.float64)
+    start = release_state(rel) or first_defined_state(d)
+    rows, sim = simulate_capture(m, sim_params, start.x0, start.t)
+    fitp = fit_percent(sim, m.angles[rows])
+    elapsed = time.perf_counter() - t_start
+    report(1.0, "done")
+    diagnostics = {
+        "release_time_s": float(start.t),
+        "released_from_rest": rel.at_rest,
+        "initial_state": [float(x) for x in start.x0],
+        **_diagnostics(fit, reg, iv, weighted=weighted, v_min=v_min, ci=ci, h=d.h,
+                       fn_t_assumed=fn_t_assumed),
+    }
+    return IdentificationResult.of_measurement(
+        m, method=METHOD, parameters=params,
+        fit_percent={"arm": float(fitp[0]), "pendulum": float(fitp[1])}, compute_seconds=elapsed,
+        diagnostics=diagnostics)
 
-    # residual autocorrelation per joint (on the decimated grid, NaN where left out)
-    taus, lags_k = [], []
-    for j in range(2):
-        sel = reg.joint == j
-        series = np.full(int(d.grid[-1] - d.grid[0]) + 1, np.nan)
-        series[reg.position[sel] - d.grid[0]] = fit.residuals[sel]
-        tau, k = integrated_autocorrelation(series, max_lag=int(HAC_WINDOW_S / d.h))
-        taus.append(tau)
-        lags_k.append(k)
+
+@dataclass(frozen=True)
+class _Intervals:
+    """95 % half-widths of the linear parameters and the variance factors behind them."""
+
+    half: np.ndarray  # (4,) in LINEAR_NAMES order
+    factor: np.ndarray  # (4,) the factor used: HAC or effective sample size
+    hac_factor: np.ndarray  # (4,) diag(HAC covariance) / diag(eq. 24 covariance)
+    taus: list[float]  # residual autocorrelation time per joint
+
+
+def _intervals(fit: LinearFit, reg: FrictionRegression, d: Decimated, ci: str) -> _Intervals:
+    """Half-widths 1.96 sqrt(var_24 x factor), var_24 the white-noise variance of eq. 24.
+
+    factor: diag(Cov_HAC) / var_24 with the Newey-West covariance (Bartlett window of
+    HAC_WINDOW_S, joints uncorrelated), or the residual autocorrelation time tau of the
+    parameter's joint (ci="ess", identify.solvers.integrated_autocorrelation).
+    """
+    white_var = np.diag(fit.covariance)
+    taus = _autocorrelation_times(fit, reg, d)
     lags = int(round(HAC_WINDOW_S / d.h))
     hac = hac_covariance(fit, reg.W, lags, groups=reg.joint, position=reg.position)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -195,10 +231,31 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     ess_factor = np.array([taus[joint_of(name)] for name in LINEAR_NAMES])
     factor = hac_factor if ci == "hac" else ess_factor
     std = np.sqrt(white_var * factor)
-    half = 1.959963984540054 * std
-    poor = set(fit.poorly_identified_names)
+    return _Intervals(half=1.959963984540054 * std, factor=factor, hac_factor=hac_factor,
+                      taus=taus)
 
-    report(0.5, "goodness of fit")
+
+def _autocorrelation_times(fit: LinearFit, reg: FrictionRegression, d: Decimated
+                           ) -> list[float]:
+    """Integrated autocorrelation time of each joint's residuals on the decimated grid
+    (NaN where a sample was left out), summed over lags up to HAC_WINDOW_S."""
+    taus = []
+    for j in range(2):
+        sel = reg.joint == j
+        series = np.full(int(d.grid[-1] - d.grid[0]) + 1, np.nan)
+        series[reg.position[sel] - d.grid[0]] = fit.residuals[sel]
+        tau, _ = integrated_autocorrelation(series, max_lag=int(HAC_WINDOW_S / d.h))
+        taus.append(tau)
+    return taus
+
+
+def _linear_estimates(fit: LinearFit, half: np.ndarray
+                      ) -> tuple[dict[str, ParameterEstimate], dict[str, float]]:
+    """mu_d, mu_v of both joints: value +- half, identifiable if the interval excludes 0.
+
+    Also returns the values a simulation uses (negative or undefined ones as 0).
+    """
+    poor = set(fit.poorly_identified_names)
     est = dict(zip(LINEAR_NAMES, (float(x) for x in fit.theta)))
     params: dict[str, ParameterEstimate] = {}
     used: dict[str, float] = {}
@@ -218,65 +275,60 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
             notes.append("poorly identified (seed 002: relative std more than 10x the smallest)")
         params[name] = ParameterEstimate(value=val, ci95=ci95, identifiable=True,
                                          note="; ".join(notes))
-    fn_t_assumed = min(m.rig.fn0, m.rig.fn1) / 100.0
+    return params, used
+
+
+def _outside_the_linear_model(used: dict[str, float], fn_t_assumed: float
+                              ) -> dict[str, ParameterEstimate]:
+    """mu_s, omega_t, Fn_t of both joints: not identifiable here, with what is assumed
+    (mu_s = mu_d, omega_t = OMEGA_T_ASSUMED, Fn_t = fn_t_assumed)."""
+    params: dict[str, ParameterEstimate] = {}
     for j in (0, 1):
-        mu_d = used[f"mu_d{j}"]
-        params_j = {
-            f"mu_s{j}": ParameterEstimate(value=None, identifiable=False, note=_MU_S_NOTE,
-                                          assumed=mu_d),
-            f"omega_t{j}": ParameterEstimate(value=None, identifiable=False, note=_OMEGA_T_NOTE,
-                                             assumed=OMEGA_T_ASSUMED),
-            f"Fn_t{j}": ParameterEstimate(value=None, identifiable=False, note=_FN_T_NOTE,
-                                          assumed=fn_t_assumed),
-        }
-        params.update(params_j)
-    params = {name: params[name] for name in PARAM_NAMES}
-    sim_params = np.array([p.value if p.value is not None else p.assumed
-                           for p in params.values()], dtype=np.float64)
+        mu_d = used[param_name("mu_d", j)]
+        params[param_name("mu_s", j)] = ParameterEstimate(
+            value=None, identifiable=False, note=_MU_S_NOTE, assumed=mu_d)
+        params[param_name("omega_t", j)] = ParameterEstimate(
+            value=None, identifiable=False, note=_OMEGA_T_NOTE, assumed=OMEGA_T_ASSUMED)
+        params[param_name("Fn_t", j)] = ParameterEstimate(
+            value=None, identifiable=False, note=_FN_T_NOTE, assumed=fn_t_assumed)
+    return params
 
-    start = release_state(rel) or first_defined_state(d)
-    x0, t0 = start.x0, start.t
-    rows, sim = simulate_capture(m, sim_params, x0, t0)
-    fitp = fit_percent(sim, m.angles[rows])
-    elapsed = time.perf_counter() - t_start
-    report(1.0, "done")
 
-    def clean(x: float) -> float | None:
-        return float(x) if math.isfinite(x) else None
+def _clean(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
 
-    return IdentificationResult.of_measurement(
-        m, method=METHOD, parameters=params,
-        fit_percent={"arm": float(fitp[0]), "pendulum": float(fitp[1])}, compute_seconds=elapsed,
-        diagnostics={
-            "release_time_s": float(t0),
-            "released_from_rest": rel.at_rest,
-            "initial_state": [float(x) for x in x0],
-            "estimator": "WLS" if weighted else "OLS",
-            "linear_model": ("f_i = mu_d_i Fn_i sign(v_i) + mu_v_i v_i for |v_i| > v_min and "
-                             "away from reversals; mu_s, omega_t, Fn_t are not in it"),
-            "v_min_rad_s": v_min,
-            "reversal_guard_s": REVERSAL_GUARD * d.h,
-            "points": {"arm": reg.points[0], "pendulum": reg.points[1]},
-            "condition_number": clean(fit.condition),
-            "condition_number_scaled": clean(fit.condition_scaled),
-            "rank": fit.rank,
-            "relative_std_percent": {n: clean(r) for n, r in
-                                     zip(LINEAR_NAMES, fit.relative_std_percent)},
-            "poorly_identified": sorted(poor),
-            "poorly_identified_rule": ("seed 002: a parameter whose relative standard "
-                                       "deviation (eq. 24) exceeds 10x the smallest"),
-            "interval_method": ("Newey-West (Bartlett, 1 s)" if ci == "hac" else
-                                "eq. 24 x residual autocorrelation time"),
-            "variance_factor": {n: clean(x) for n, x in zip(LINEAR_NAMES, factor)},
-            "hac_variance_factor": {n: clean(x) for n, x in zip(LINEAR_NAMES, hac_factor)},
-            "residual_autocorrelation_time": {"arm": taus[0], "pendulum": taus[1]},
-            "residual_rms": {
-                "arm": float(np.sqrt(np.mean(fit.residuals[reg.joint == 0] ** 2))),
-                "pendulum": float(np.sqrt(np.mean(fit.residuals[reg.joint == 1] ** 2))),
-            },
-            "ols": reg.ols.as_dict(),
-            "wls": reg.wls.as_dict(),
-            "assumed_for_simulation": {"mu_s": "mu_d", "omega_t": OMEGA_T_ASSUMED,
-                                       "Fn_t": fn_t_assumed},
+
+def _diagnostics(fit: LinearFit, reg: FrictionRegression, iv: _Intervals, *, weighted: bool,
+                 v_min: float, ci: str, h: float, fn_t_assumed: float) -> dict[str, Any]:
+    """The seed 002 report of the regression (condition, rank, relative std, 10x rule),
+    the interval method and its factors, residuals, both fits and what was assumed."""
+    poor = set(fit.poorly_identified_names)
+    return {
+        "estimator": "WLS" if weighted else "OLS",
+        "linear_model": ("f_i = mu_d_i Fn_i sign(v_i) + mu_v_i v_i for |v_i| > v_min and "
+                         "away from reversals; mu_s, omega_t, Fn_t are not in it"),
+        "v_min_rad_s": v_min,
+        "reversal_guard_s": REVERSAL_GUARD * h,
+        "points": {"arm": reg.points[0], "pendulum": reg.points[1]},
+        "condition_number": _clean(fit.condition),
+        "condition_number_scaled": _clean(fit.condition_scaled),
+        "rank": fit.rank,
+        "relative_std_percent": {n: _clean(r) for n, r in
+                                 zip(LINEAR_NAMES, fit.relative_std_percent)},
+        "poorly_identified": sorted(poor),
+        "poorly_identified_rule": ("seed 002: a parameter whose relative standard "
+                                   "deviation (eq. 24) exceeds 10x the smallest"),
+        "interval_method": ("Newey-West (Bartlett, 1 s)" if ci == "hac" else
+                            "eq. 24 x residual autocorrelation time"),
+        "variance_factor": {n: _clean(x) for n, x in zip(LINEAR_NAMES, iv.factor)},
+        "hac_variance_factor": {n: _clean(x) for n, x in zip(LINEAR_NAMES, iv.hac_factor)},
+        "residual_autocorrelation_time": {"arm": iv.taus[0], "pendulum": iv.taus[1]},
+        "residual_rms": {
+            "arm": float(np.sqrt(np.mean(fit.residuals[reg.joint == 0] ** 2))),
+            "pendulum": float(np.sqrt(np.mean(fit.residuals[reg.joint == 1] ** 2))),
         },
-    )
+        "ols": reg.ols.as_dict(),
+        "wls": reg.wls.as_dict(),
+        "assumed_for_simulation": {"mu_s": "mu_d", "omega_t": OMEGA_T_ASSUMED,
+                                   "Fn_t": fn_t_assumed},
+    }
