@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 from scipy.optimize import nnls
@@ -28,9 +29,10 @@ from scipy.optimize import nnls
 from ..._progress import Progress, no_progress
 from ...model import JOINT_NAMES, PARAM_NAMES, QUANTUM
 from ...results import IdentificationResult, ParameterEstimate, fit_percent
-from ...signal import Measurement, decimate, find_release
-from .._pipeline import decay_start_s, release_state
+from ...signal import Decimated, Measurement, decimate, find_release
+from .._pipeline import StartState, decay_start_s, release_state
 from ._core import integral_identify
+from ._fit import IntegralFit
 from ._piecewise import simulate_piecewise
 
 METHOD = "integral"
@@ -80,64 +82,21 @@ def identify_integral(m: Measurement, progress: Progress | None = None,
     quantum = m.resolution_rad or QUANTUM
     report(0.1, "decimating")
     d = decimate(m, t0, 1000.0)
-    t_all = m.t
-    rows = np.flatnonzero(t_all >= t0 - 1e-12)
+    rows = np.flatnonzero(m.t >= t0 - 1e-12)
     fits: dict[str, float] = {}
-    joints: dict[str, dict] = {}
+    joints: dict[str, dict[str, Any]] = {}
     for j, name in enumerate(JOINT_NAMES):
         report(0.2 + 0.35 * j, f"integral reconstruction: {name}")
-        q = d.q[:, j]
-        last = _motion_end(q, quantum)
-        span = float(d.t[last] - d.t[0])
-        fit = None
-        if span < segments * 0.1:
-            why = f"moves for {span:.3g} s only: too short for {segments} segments of 0.1 s"
-        else:
-            bounds = np.linspace(d.t[0], d.t[last], segments + 1)
-            try:
-                fit = integral_identify(d.t[:last + 1], q[:last + 1], segments=bounds,
-                                        offset=True)
-            except ValueError as exc:  # e.g. a segment lost to a gap in the data
-                why = str(exc)
+        last = _motion_end(d.q[:, j], quantum)
+        fit, why = _fit_joint(d, j, last, segments)
         if fit is None:
             fits[name] = float("nan")
             joints[name] = {"identified": False, "note": why}
             continue
-        table, amps = [], []
-        for i in range(segments):
-            sel = (d.t >= fit.boundaries[i]) & (d.t <= fit.boundaries[i + 1])
-            amps.append(0.5 * float(np.ptp(q[sel])))
-            table.append({
-                "segment": i, "t_start_s": float(fit.boundaries[i]),
-                "t_end_s": float(fit.boundaries[i + 1]), "amplitude_rad": amps[-1],
-                "c_1_s": float(fit.c[i]), "c_std": _num(fit.coef_std[i, 0]),
-                "k_1_s2": float(fit.k[i]), "k_std": _num(fit.coef_std[i, 1]),
-                "damping_ratio": float(fit.damping_ratio[i]),
-                "omega_rad_s": float(math.sqrt(fit.k[i])),
-                "equilibrium_rad": float(fit.equilibrium[i]),
-            })
-        start = release_state(rel)
-        if start is not None:
-            x0, ts = (float(start.q[j]), float(start.v[j])), start.t
-        else:  # in motion from the start: the fitted model's own initial state
-            x0, ts = tuple(fit.initial_state[0]), float(fit.boundaries[0])
-        sim, _ = simulate_piecewise(t_all[rows], fit.boundaries, fit.c, fit.k, x0, ts,
-                                    fit.equilibrium)
-        ok = np.isfinite(sim)
-        fits[name] = float(fit_percent(sim[ok], m.angles[rows[ok], j]))
-        used = np.isfinite(fit.reconstructed)
-        joints[name] = {
-            "identified": True,
-            "segments": table,
-            "motion_end_s": float(d.t[last]),
-            "fit_percent": _num(fits[name]),
-            "reconstruction_fit_percent": _num(fit_percent(fit.reconstructed[used],
-                                                           fit.theta[used])),
-            "residual_rms_rad": float(np.sqrt(np.mean(fit.residuals[used] ** 2))),
-            "noise_std_rad": _num(fit.noise_std),
-            "active_constraints": list(fit.active),
-            "describing_function": describing_function_split(fit.c, fit.k, np.array(amps)),
-        }
+        table, amps = _segment_table(fit, d, j, segments)
+        fit_pct = _joint_fit_percent(m, rows, fit, release_state(rel), j)
+        fits[name] = fit_pct
+        joints[name] = _joint_report(fit, table, amps, float(d.t[last]), fit_pct)
     elapsed = time.perf_counter() - t_start
     report(1.0, "done")
     params = {n: ParameterEstimate(value=None, ci95=None, identifiable=False, note=NOTE)
@@ -163,3 +122,81 @@ def identify_integral(m: Measurement, progress: Progress | None = None,
             ],
         },
     )
+
+
+def _fit_joint(d: Decimated, j: int, last: int, segments: int
+               ) -> tuple[IntegralFit | None, str]:
+    """Joint j's decoupled model fitted to its decimated decay up to row `last`: the
+    release to the end of its motion in `segments` equal segments of at least 0.1 s.
+
+    Returns the fit, or None and why not.
+    """
+    q = d.q[:, j]
+    span = float(d.t[last] - d.t[0])
+    if span < segments * 0.1:
+        return None, f"moves for {span:.3g} s only: too short for {segments} segments of 0.1 s"
+    bounds = np.linspace(d.t[0], d.t[last], segments + 1)
+    try:
+        return integral_identify(d.t[:last + 1], q[:last + 1], segments=bounds,
+                                 offset=True), ""
+    except ValueError as exc:  # e.g. a segment lost to a gap in the data
+        return None, str(exc)
+
+
+def _segment_table(fit: IntegralFit, d: Decimated, j: int, segments: int
+                   ) -> tuple[list[dict[str, Any]], list[float]]:
+    """Per segment: its span, amplitude A (half the peak-to-peak of joint j), c, k with
+    their standard deviations, damping ratio c / (2 sqrt k), omega = sqrt k and the
+    equilibrium; and the amplitudes."""
+    q = d.q[:, j]
+    table, amps = [], []
+    for i in range(segments):
+        sel = (d.t >= fit.boundaries[i]) & (d.t <= fit.boundaries[i + 1])
+        amps.append(0.5 * float(np.ptp(q[sel])))
+        table.append({
+            "segment": i, "t_start_s": float(fit.boundaries[i]),
+            "t_end_s": float(fit.boundaries[i + 1]), "amplitude_rad": amps[-1],
+            "c_1_s": float(fit.c[i]), "c_std": _num(fit.coef_std[i, 0]),
+            "k_1_s2": float(fit.k[i]), "k_std": _num(fit.coef_std[i, 1]),
+            "damping_ratio": float(fit.damping_ratio[i]),
+            "omega_rad_s": float(math.sqrt(fit.k[i])),
+            "equilibrium_rad": float(fit.equilibrium[i]),
+        })
+    return table, amps
+
+
+def _joint_fit_percent(m: Measurement, rows: np.ndarray, fit: IntegralFit,
+                       start: StartState | None, j: int) -> float:
+    """Seed 000 eq. 53 of joint j: its piecewise model simulated exactly over the capture.
+
+    From the release state when released from rest; a capture in motion from the fitted
+    model's own initial state at its first boundary.
+    """
+    if start is not None:
+        x0, ts = (float(start.q[j]), float(start.v[j])), start.t
+    else:
+        x0, ts = (float(fit.initial_state[0, 0]), float(fit.initial_state[0, 1])), \
+            float(fit.boundaries[0])
+    sim, _ = simulate_piecewise(m.t[rows], fit.boundaries, fit.c, fit.k, x0, ts,
+                                fit.equilibrium)
+    ok = np.isfinite(sim)
+    return float(fit_percent(sim[ok], m.angles[rows[ok], j]))
+
+
+def _joint_report(fit: IntegralFit, table: list[dict[str, Any]], amps: list[float],
+                  motion_end_s: float, fit_pct: float) -> dict[str, Any]:
+    """One joint's diagnostics: the segment table, fits, residuals, noise, active
+    constraints and the describing-function split of c against amplitude."""
+    used = np.isfinite(fit.reconstructed)
+    return {
+        "identified": True,
+        "segments": table,
+        "motion_end_s": motion_end_s,
+        "fit_percent": _num(fit_pct),
+        "reconstruction_fit_percent": _num(fit_percent(fit.reconstructed[used],
+                                                       fit.theta[used])),
+        "residual_rms_rad": float(np.sqrt(np.mean(fit.residuals[used] ** 2))),
+        "noise_std_rad": _num(fit.noise_std),
+        "active_constraints": list(fit.active),
+        "describing_function": describing_function_split(fit.c, fit.k, np.array(amps)),
+    }
