@@ -21,6 +21,7 @@ inflation 1 + 2 sum rho_k of the worse joint), so intervals do not assume white 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,7 @@ class OEFit:
     nfev: int
     success: bool
     message: str
-    extras: dict[str, float] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)  # cost, substep_mean, jacobians, whiteness
 
     @property
     def log_std(self) -> np.ndarray:
@@ -182,7 +183,8 @@ class OutputErrorProblem:
         self._cache = (key, r)
         self.nfev += 1
         if self.progress:
-            self.progress(min(1.0, self.nfev / self.max_nfev), f"output-error evaluation {self.nfev}")
+            self.progress(min(1.0, self.nfev / self.max_nfev),
+                          f"output-error evaluation {self.nfev}")
         return r
 
     def jac(self, z: np.ndarray, r0: np.ndarray | None = None) -> np.ndarray:
@@ -307,7 +309,8 @@ def fit_output_error(d: Decimated, rig: RigParams, start: np.ndarray, free: list
                                  max_nfev=max_nfev, horizon_s=horizon_s)[0]
 
 
-def whiteness(resid: np.ndarray, lags: tuple[int, ...] = (1, 10, 100)) -> dict[str, dict[str, float]]:
+def whiteness(resid: np.ndarray, lags: tuple[int, ...] = (1, 10, 100)
+              ) -> dict[str, dict[str, float]]:
     """Residual autocorrelation per joint at a few lags: near 0 means white residuals."""
     out = {}
     for j, name in enumerate(JOINT_NAMES):

@@ -137,9 +137,10 @@ def identify_output_error(m: Measurement, progress: Progress | None = None, *,
                     "chosen": lab == best} for lab, (f, _) in fits.items()}
     params, profiled = (_with_profiles(p, oe, free, lambda f, s: report(0.5 + 0.4 * f, s))
                         if profile else (parameter_estimates(oe, free), {}))
-    for name in (fixed or {}):
+    for name, value in (fixed or {}).items():
         params[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
-                                         assumed=float(fixed[name]), note="not identified: fixed by the user")
+                                         assumed=float(value),
+                                         note="not identified: fixed by the user")
     elapsed = time.perf_counter() - t0
     return build_result(METHOD, p, oe, free, elapsed, parameters=params,
                         extra={"starts": starts, "profile_likelihood": profiled})

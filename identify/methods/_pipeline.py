@@ -175,7 +175,7 @@ def simulate_capture(m: Measurement, params: np.ndarray, x0: np.ndarray, t0: flo
     return rows, sim[idx]
 
 
-def capture_fit(m: Measurement, oe: OEFit) -> dict[str, float]:
+def capture_fit(m: Measurement, oe: OEFit) -> dict[str, float | None]:
     """Seed 000 eq. 53 per joint, simulating the fitted model over the whole capture."""
     rows, sim = simulate_capture(m, oe.params, oe.x0, oe.t0)
     fit = fit_percent(sim, m.angles[rows])

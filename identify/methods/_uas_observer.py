@@ -41,7 +41,11 @@ def _nussbaum_or_nan(k: float, cbrt_lam: float) -> float:
 
 
 @njit(cache=True)
-def _deriv(rig, x, vm0, vm1, gamma, zu, zl, lu, ll, cbrt_lam, out):
+def _deriv(rig: np.ndarray, x: np.ndarray, vm0: float, vm1: float, gamma: float,
+           zu: np.ndarray, zl: np.ndarray, lu: np.ndarray, ll: np.ndarray, cbrt_lam: float,
+           out: np.ndarray) -> None:
+    """The observer's state derivative (eqs. 16-23) into `out`, given the measured
+    velocity (vm0, vm1): q^', q^'' = acceleration + N(k) e, k' = ||e||^2, z^', S' = ||e||."""
     e0 = vm0 - x[2]
     e1 = vm1 - x[3]
     en = math.sqrt(e0 * e0 + e1 * e1)
@@ -58,8 +62,10 @@ def _deriv(rig, x, vm0, vm1, gamma, zu, zl, lu, ll, cbrt_lam, out):
 
 
 @njit(cache=True)
-def uas_loop(rig, q, v, adjacent, start, h, k0, z0, zu, zl, lu, ll, gamma, cbrt_lam,
-              record_every):
+def uas_loop(rig: np.ndarray, q: np.ndarray, v: np.ndarray, adjacent: np.ndarray, start: int,
+             h: float, k0: float, z0: np.ndarray, zu: np.ndarray, zl: np.ndarray,
+             lu: np.ndarray, ll: np.ndarray, gamma: float, cbrt_lam: float, record_every: int
+             ) -> tuple[np.ndarray, np.ndarray, int, int, int, np.ndarray]:
     """Run the observer over rows start..n-1.
 
     q, v: (n, 2) measured angles and velocity (NaN where undefined); adjacent[i]: rows

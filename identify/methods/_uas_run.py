@@ -190,4 +190,5 @@ def run_observer(m: Measurement, s: UASSettings, rel: Release) -> UASRun:
         start_state=np.array([*m.angles[start], *v[start]]),
         threshold_time_s=t_th, stop_time_s=t_stop, window=window, status=STATUS[status],
         end_time_s=float(t[last]), restarts=max(0, starts - 1), observer_seconds=observer_s,
-        final_state=x_last.copy(), initial_guess_weight=weight, velocity=vinfo, settings=s, notes=notes)
+        final_state=x_last.copy(), initial_guess_weight=weight, velocity=vinfo, settings=s,
+        notes=notes)

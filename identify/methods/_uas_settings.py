@@ -83,7 +83,7 @@ class UASSettings(BaseModel):
     _v_ll = field_validator("lambda_lower")(lambda v: _ten("lambda_lower", v))
 
     @model_validator(mode="after")
-    def _check(self) -> "UASSettings":
+    def _check(self) -> UASSettings:
         if self.differentiator_n % 2 == 0:
             raise ValueError("differentiator_n must be odd")
         if min(self.lambda_upper) <= 0 or min(self.lambda_lower) <= 0:

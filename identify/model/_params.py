@@ -85,13 +85,13 @@ class FrictionParams(BaseModel):
         return np.array([getattr(self, n) for n in PARAM_NAMES], dtype=np.float64)
 
     @classmethod
-    def from_array(cls, values: np.ndarray | list[float]) -> "FrictionParams":
+    def from_array(cls, values: np.ndarray | list[float]) -> FrictionParams:
         if len(values) != len(PARAM_NAMES):
             raise ValueError(f"expected {len(PARAM_NAMES)} friction values, got {len(values)}")
         return cls(**{n: float(v) for n, v in zip(PARAM_NAMES, values)})
 
     @classmethod
-    def frictionless(cls) -> "FrictionParams":
+    def frictionless(cls) -> FrictionParams:
         return cls(mu_d0=0, mu_s0=0, mu_v0=0, mu_d1=0, mu_s1=0, mu_v1=0)
 
 
@@ -115,8 +115,10 @@ class RigParams(BaseModel):
     L1: float = Field(0.216, gt=0, description="arm length, pivot O to pendulum joint A, m")
     g: float = Field(G_ACCEL, gt=0, description="gravity, m/s^2")
     tilt_deg: float = Field(10.0, ge=0, lt=90, description="tilt phi of the arm axis from vertical")
-    Fn0: float | None = Field(None, gt=0, description="arm joint normal force, N; default (m1+m2) g")
-    Fn1: float | None = Field(None, gt=0, description="pendulum joint normal force, N; default m2 g")
+    Fn0: float | None = Field(None, gt=0,
+                              description="arm joint normal force, N; default (m1+m2) g")
+    Fn1: float | None = Field(None, gt=0,
+                              description="pendulum joint normal force, N; default m2 g")
 
     # The seed leaves Fn open; model.md fixes it to the static load of each joint. Derived
     # on access, so a copy with other masses never keeps stale forces.

@@ -31,7 +31,9 @@ def compare_methods(m: Measurement, methods: list[str] | None = None,
 
 
 def _fmt(x: float | None, spec: str) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return format(x, spec)
 
 
 def table_v(results: list[IdentificationResult]) -> str:
@@ -40,7 +42,8 @@ def table_v(results: list[IdentificationResult]) -> str:
              f"{'fit pend %':>10} {'vs seed UAS':>12}"]
     uas_s = SEED_TABLE_V_SECONDS["UAS (seed)"]
     for r in results:
-        lines.append(f"{r.method:<30} {r.compute_seconds:>10.3f} {r.normalized_compute_time:>10.3g} "
+        lines.append(f"{r.method:<30} {r.compute_seconds:>10.3f} "
+                     f"{r.normalized_compute_time:>10.3g} "
                      f"{_fmt(r.fit_percent.get('arm'), '10.4f'):>10} "
                      f"{_fmt(r.fit_percent.get('pendulum'), '10.4f'):>10} "
                      f"{uas_s / r.compute_seconds:>11.1f}x")

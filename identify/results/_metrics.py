@@ -12,7 +12,10 @@ def format_fit(fit: dict[str, float | None]) -> str:
 
 
 def fit_percent(simulated: np.ndarray, measured: np.ndarray) -> np.ndarray:
-    """Goodness of fit, seed 000 eq. 53, per column: 100 (1 - sum (x^ - x)^2 / sum (x - mean x)^2)."""
+    """Goodness of fit, seed 000 eq. 53, per column.
+
+    100 (1 - sum (x^ - x)^2 / sum (x - mean x)^2), x measured, x^ simulated.
+    """
     simulated = np.asarray(simulated, dtype=np.float64)
     measured = np.asarray(measured, dtype=np.float64)
     sse = ((simulated - measured) ** 2).sum(axis=0)

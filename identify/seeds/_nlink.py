@@ -1,4 +1,4 @@
-"""Seed 002's n-link pendulum with the cart fixed: model, simulator, standard parameters, regression.
+"""Seed 002's n-link pendulum, cart fixed: model, simulator, standard parameters, regression.
 
 Geometry (seed 002 Fig. 1, eqs. 1-2). Link i (i = 1..n) has mass m_i, length l_i, centre
 of mass at a_i l_i from its lower joint A_{i-1}, inertia J_i about its centre of mass, and
@@ -92,6 +92,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -123,7 +124,7 @@ class NLinkParams(BaseModel):
     g: float = Field(G_ACCEL, gt=0, description="gravity, m/s^2")
 
     @model_validator(mode="after")
-    def _check(self) -> "NLinkParams":
+    def _check(self) -> NLinkParams:
         n = len(self.m)
         if n < 1:
             raise ValueError("need at least one link")
@@ -141,16 +142,16 @@ class NLinkParams(BaseModel):
         return len(self.m)
 
     @classmethod
-    def lab(cls, n: int = 3, **overrides: object) -> "NLinkParams":
+    def lab(cls, n: int = 3, **overrides: object) -> NLinkParams:
         """The first n links of the default laboratory triple pendulum."""
         if not 1 <= n <= 3:
             raise ValueError(f"the lab pendulum has 1 to 3 links, got {n}")
         d = cls()
-        kw = {k: getattr(d, k)[:n] for k in ("m", "l", "a", "J", "b")}
-        kw.update(overrides)  # type: ignore[arg-type]
-        return cls(**kw)  # type: ignore[arg-type]
+        kw: dict[str, Any] = {k: getattr(d, k)[:n] for k in ("m", "l", "a", "J", "b")}
+        kw.update(overrides)
+        return cls(**kw)
 
-    def frictionless(self) -> "NLinkParams":
+    def frictionless(self) -> NLinkParams:
         return self.model_copy(update={"b": (0.0,) * self.n})
 
     # --- parameters of eqs. 5, 7 -----------------------------------------------------
@@ -209,7 +210,10 @@ def standard_parameter_names(n: int) -> tuple[str, ...]:
 
 
 def standard_parameters(p: NLinkParams) -> np.ndarray:
-    """The r - 1 standard dynamic parameters (Table I, cart fixed), in standard_parameter_names order."""
+    """The r - 1 standard dynamic parameters (Table I, cart fixed).
+
+    In standard_parameter_names order.
+    """
     full = full_parameters(p)
     k = normaliser_index(p.n)
     return np.delete(full, k) / full[k]
@@ -223,7 +227,8 @@ def pack(p: NLinkParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 @njit(cache=True)
-def nlink_acceleration(kappa, mu, nu, b, g, q, qd, out):
+def nlink_acceleration(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, b: np.ndarray,
+                       g: float, q: np.ndarray, qd: np.ndarray, out: np.ndarray) -> None:
     """q'' = M(q)^-1 tau(q, q') into `out` (Cholesky: M is symmetric positive definite)."""
     n = q.shape[0]
     mm = np.empty((n, n))
@@ -266,7 +271,8 @@ def nlink_acceleration(kappa, mu, nu, b, g, q, qd, out):
 
 
 @njit(cache=True)
-def nlink_energy(kappa, mu, nu, g, q, qd):
+def nlink_energy(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, q: np.ndarray,
+                 qd: np.ndarray) -> float:
     """T + V (cart fixed)."""
     n = q.shape[0]
     e = 0.0
@@ -278,7 +284,10 @@ def nlink_energy(kappa, mu, nu, g, q, qd):
 
 
 @njit(cache=True)
-def _nlink_rk4(kappa, mu, nu, b, g, x0, dt, n_out, substeps):
+def _nlink_rk4(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, b: np.ndarray, g: float,
+               x0: np.ndarray, dt: float, n_out: int, substeps: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Classic RK4 of nlink_acceleration: (states (n_out, 2n), energy (n_out,)), row 0 x0."""
     n = kappa.shape[0]
     out = np.empty((n_out, 2 * n))
     energy = np.empty(n_out)
@@ -386,7 +395,8 @@ def binomial_smoother(taps: int) -> np.ndarray:
     """B_L: C(L-1, k) / 2^(L-1), k = 0..L-1 (unit DC gain, response cos^(L-1)(w h / 2))."""
     if taps < 1 or taps % 2 == 0:
         raise ValueError(f"binomial smoother needs an odd number of taps, got {taps}")
-    return np.array([math.comb(taps - 1, k) for k in range(taps)], dtype=np.float64) / 2.0 ** (taps - 1)
+    coefficients = np.array([math.comb(taps - 1, k) for k in range(taps)], dtype=np.float64)
+    return coefficients / 2.0 ** (taps - 1)
 
 
 def _correlate(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
@@ -440,7 +450,7 @@ def filtered_regression_model(q: np.ndarray, h: float, g: float = G_ACCEL, n_sec
         phi[:, i, npair + 2 * n + i] = ki
         if i > 0:
             phi[:, i - 1, npair + 2 * n + i] = -ki
-    ok = np.isfinite(phi).all(axis=(1, 2))
+    ok = np.asarray(np.isfinite(phi).all(axis=(1, 2)))
     ok[: (n_second - 1) // 2 + 1] = False
     ok[k - (n_second - 1) // 2 - 1:] = False
     phi = phi[ok]

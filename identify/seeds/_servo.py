@@ -3,7 +3,8 @@
 Seed 003 (Cheok, Hu & Loh, "Modeling and identification of a class of servomechanism
 systems with stick-slip friction") models an armature-controlled dc motor (its Figs. 1-3)
 with Karnopp's stick-slip friction [Karnopp 1985] and identifies J, B, D_p, T_s by
-minimising the output error (its eqs. 6-10) with a modified simplex (identify.solvers.modified_simplex).
+minimising the output error (its eqs. 6-10) with a modified simplex
+(identify.solvers.modified_simplex).
 
 State equations (Fig. 2; SI units). The armature circuit, amplifier and motor:
 
@@ -89,8 +90,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -142,11 +144,11 @@ class StickSlipParams:
         return np.array([self.J, self.B, self.D_p, self.T_s], dtype=np.float64)
 
     @classmethod
-    def from_array(cls, a: Sequence[float]) -> "StickSlipParams":
+    def from_array(cls, a: Sequence[float]) -> StickSlipParams:
         a = [float(v) for v in a]
         return cls(*a)
 
-    def scaled(self, factors: Sequence[float]) -> "StickSlipParams":
+    def scaled(self, factors: Sequence[float]) -> StickSlipParams:
         return StickSlipParams.from_array(self.as_array() * np.asarray(factors, float))
 
 
@@ -195,7 +197,9 @@ def servo_rhs(mot: np.ndarray, par: np.ndarray, u: float, P: float, i: float
 
 
 @njit(cache=True, inline="always")
-def _rhs_fast(K_t, K_b, R_m, inv_L, inv_J, B, D_p, T_s, e, P, i):
+def _rhs_fast(K_t: float, K_b: float, R_m: float, inv_L: float, inv_J: float, B: float,
+              D_p: float, T_s: float, e: float, P: float, i: float
+              ) -> tuple[float, float, float]:
     """servo_rhs with e = K_a u and the divisions hoisted.
 
     |P| >= D_p gives |P/J| >= D_p/J = D_theta, so the velocity test of (3)/(4b) always
@@ -215,7 +219,7 @@ def _rhs_fast(K_t, K_b, R_m, inv_L, inv_J, B, D_p, T_s, e, P, i):
 
 
 @njit(cache=True)
-def _rk4_step(mot, par, u, x, dt):
+def _rk4_step(mot: np.ndarray, par: np.ndarray, u: float, x: np.ndarray, dt: float) -> None:
     """One classic RK4 step of x = (theta_m, P, i), u held; the band re-tested per stage."""
     K_t, K_b, R_m = mot[1], mot[2], mot[4]
     inv_L = 1.0 / mot[3]
@@ -410,7 +414,14 @@ class ServoFit:
         return dict(zip(SERVO_PARAM_NAMES, (np.abs(est - ref) / ref).tolist()))
 
 
-def _as_experiments(t, u, y, x0):
+#: one experiment's samples (1-D), or a sequence of experiments' (eq. 10)
+Samples = Sequence[Any] | np.ndarray
+#: an experiment as the cost takes it: (step h, input u, output y, initial state x0)
+_Experiment = tuple[float, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _as_experiments(t: Samples, u: Samples, y: Samples, x0: Samples | None
+                    ) -> list[_Experiment]:
     """Normalise (t, u, y, x0) to lists of experiments (eq. 10)."""
     if len(t) == 0:
         raise ValueError("no samples")
@@ -441,7 +452,8 @@ def _as_experiments(t, u, y, x0):
     return exps
 
 
-def servo_cost(params: StickSlipParams | Sequence[float], t, u, y, x0=None, *,
+def servo_cost(params: StickSlipParams | Sequence[float], t: Samples, u: Samples, y: Samples,
+               x0: Samples | None = None, *,
                motor: DcMotor = DEFAULT_MOTOR, substeps: int = 8, output: str = "angle",
                weights: Sequence[float] | None = None) -> float:
     """The multiresponse objective J_e of seed eq. (10) with q_i = 1.
@@ -463,7 +475,8 @@ def _velocity_flag(output: str) -> bool:
     return output == "velocity"
 
 
-def _weights(exps, weights):
+def _weights(exps: list[_Experiment], weights: Sequence[float] | None) -> np.ndarray:
+    """w_j of eq. (10): given, or 1 / sum_i y_j(t_i)^2 (each experiment's output power)."""
     if weights is None:
         w = np.array([1.0 / max(float(np.sum(y * y)), 1e-300) for _, _, y, _ in exps])
     else:
@@ -471,7 +484,9 @@ def _weights(exps, weights):
     return w
 
 
-def _cost(par, exps, w, mot, substeps, velocity):
+def _cost(par: np.ndarray, exps: list[_Experiment], w: np.ndarray, mot: np.ndarray,
+          substeps: int, velocity: bool) -> float:
+    """J_e = sum_j w_j sum_i (y_j(t_i) - y_m(t_i))^2 (eq. 10); inf outside J, B, D_p, T_s > 0."""
     if not np.all(np.isfinite(par)) or np.any(par <= 0):
         return math.inf
     total = 0.0
@@ -480,12 +495,13 @@ def _cost(par, exps, w, mot, substeps, velocity):
     return total
 
 
-def identify_servo(t, u, y, x0=None, *, start: StickSlipParams | Sequence[float],
+def identify_servo(t: Samples, u: Samples, y: Samples, x0: Samples | None = None, *,
+                   start: StickSlipParams | Sequence[float],
                    optimizer: str = "simplex", motor: DcMotor = DEFAULT_MOTOR,
                    output: str = "angle", substeps: int = 8,
                    weights: Sequence[float] | None = None, scale: float = 0.3,
                    xatol: float = 1e-7, fatol: float = 1e-15, maxfev: int = 4000,
-                   **options) -> ServoFit:
+                   **options: Any) -> ServoFit:
     """Fit J, B, D_p, T_s to measured output(s) by the output-error method of seed 003.
 
     t, u, y: one experiment (1-D arrays: uniform sample times s, input V, output) or
@@ -516,7 +532,7 @@ def identify_servo(t, u, y, x0=None, *, start: StickSlipParams | Sequence[float]
     z0 = np.log(p0)
     substeps = int(substeps)
 
-    def fun(z):
+    def fun(z: np.ndarray) -> float:
         with np.errstate(over="ignore"):
             par = np.exp(z)
         return _cost(par, exps, w, mot, substeps, velocity)

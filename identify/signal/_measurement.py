@@ -1,4 +1,4 @@
-"""A measured free decay as identification sees it: times, angles, rig, and where data is missing."""
+"""A measured free decay as identification sees it: times, angles, rig, missing data."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class Measurement:
 
     @classmethod
     def from_times(cls, t: np.ndarray, angles: np.ndarray, rig: RigParams | None = None,
-                   **kw: object) -> "Measurement":
+                   **kw: object) -> Measurement:
         """Build from sample times in seconds (uniform apart from gaps)."""
         t = np.asarray(t, dtype=np.float64)
         if t.size < 2:

@@ -30,7 +30,8 @@ weights 1 / sigma_g^2; by default sigma_g^2 is re-estimated once from the WLS re
 and WLS repeated (see the function).
 
 Numerics: QR of [W_w | Y_w] (Q never formed), then the SVD of the small R = U S V^T, so
-W_w = (Q U) S V^T and no normal equations are formed: theta = V S^+ U^T Q^T Y_w, (W_w^T W_w)^-1 = V S^-2 V^T, Cond = s_max / s_min, rank =
+W_w = (Q U) S V^T and no normal equations are formed: theta = V S^+ U^T Q^T Y_w,
+(W_w^T W_w)^-1 = V S^-2 V^T, Cond = s_max / s_min, rank =
 #{s > max(m, p) eps s_max} (numpy's matrix_rank tolerance). If W_w is rank deficient,
 theta is the minimum-norm solution, and parameters that touch the null space get an
 infinite standard deviation (they are not identifiable from these data).
@@ -38,10 +39,12 @@ infinite standard deviation (they are not identifiable from these data).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
+
+from ._qr import qr_r
 
 #: the seed's rule: relative std above this factor times the smallest -> poorly identified
 POOR_FACTOR = 10.0
@@ -95,7 +98,8 @@ class LinearFit:
         return {
             "weighted": self.weighted,
             "parameters": {
-                n: {"value": f(v), "std": f(s), "relative_std_percent": f(r), "poorly_identified": bool(p)}
+                n: {"value": f(v), "std": f(s), "relative_std_percent": f(r),
+                    "poorly_identified": bool(p)}
                 for n, v, s, r, p in zip(self.names, self.theta, self.std,
                                          self.relative_std_percent, self.poorly_identified)
             },
@@ -151,7 +155,7 @@ def linear_least_squares(W: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
 
     # QR of [W_w | Y_w] without forming Q (cheap for tall W): R_aug = [[R, z], [0, rho]],
     # z = Q^T Y_w; then the SVD of the small R, so W_w = Q R = (Q U) S V^T
-    r_aug = np.linalg.qr(np.column_stack([Ww, yw]), mode="r")
+    r_aug = qr_r(np.column_stack([Ww, yw]))
     rm, z = r_aug[:p, :p], r_aug[:p, p]
     u, s, vt = np.linalg.svd(rm)
     tol = max(m, p) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
@@ -297,7 +301,8 @@ def hac_covariance(fit: LinearFit, W: np.ndarray, lags: int, groups: np.ndarray 
         k = np.arange(1, min(lags, n - 1) + 1)
         wk = 1.0 - k / (lags + 1.0)
         for a in range(p):
-            c = np.fft.irfft(f[:, a:a + 1] * np.conj(f), size, axis=0)  # c[k, b] = sum s_a(t+k) s_b(t)
+            # c[k, b] = sum s_a(t+k) s_b(t)
+            c = np.fft.irfft(f[:, a:a + 1] * np.conj(f), size, axis=0)
             # Gamma_k[a, b] = sum_t s_a(t) s_b(t+k) = c[-k, b]; Gamma_k^T[a, b] = c[k, b]
             omega[a] += c[0] + (wk[:, None] * (c[k] + c[size - k])).sum(axis=0)
     a_mat = fit.covariance / fit.sigma2 if fit.sigma2 > 0 else np.full((p, p), np.nan)

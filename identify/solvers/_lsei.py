@@ -25,6 +25,8 @@ import numpy as np
 from scipy.linalg import qr, solve_triangular
 from scipy.optimize import nnls
 
+from ._qr import qr_r
+
 #: relative size of the ridge added to the triangular factor: keeps a rank-deficient
 #: problem (e.g. a segment without motion) solvable, changes a well-posed one by ~1e-12
 _RIDGE = 1e-12
@@ -55,11 +57,11 @@ def _compress(e: np.ndarray, f: np.ndarray, chunk: int = 512
     for a in range(0, m, chunk):
         blk = np.column_stack([e[a:a + chunk], f[a:a + chunk]])
         cols = np.append(np.flatnonzero(np.any(blk[:, :p] != 0.0, axis=0)), p)
-        r = np.linalg.qr(blk[:, cols], mode="r")
+        r = qr_r(blk[:, cols])
         full = np.zeros((r.shape[0], p + 1))
         full[:, cols] = r
         blocks.append(full)
-    r = np.linalg.qr(np.vstack(blocks), mode="r")
+    r = qr_r(np.vstack(blocks))
     if r.shape[0] < p + 1:
         r = np.vstack([r, np.zeros((p + 1 - r.shape[0], p + 1))])
     return r[:p, :p], r[:p, p], float(r[p, p] ** 2)
@@ -138,7 +140,7 @@ def lsei(e: np.ndarray, f: np.ndarray, c: np.ndarray | None = None, d: np.ndarra
     # covariance directions: the null space of the equalities and the active constraints
     zb2 = _null_space(np.vstack([cs, gs[active]])) if active.any() else zb
     if zb2.shape[1]:
-        r2 = np.linalg.qr(es @ zb2, mode="r")
+        r2 = qr_r(es @ zb2)
         if _deficient(r2):  # an unidentifiable direction: a huge, finite variance
             r2 = _ridged(r2)
         r2inv = solve_triangular(r2, np.eye(r2.shape[0]))
@@ -167,7 +169,7 @@ def _deficient(r: np.ndarray) -> bool:
 def _ridged(r: np.ndarray) -> np.ndarray:
     """Triangular factor of [r; ridge I]: Tikhonov regularisation at round-off level."""
     ridge = _RIDGE * max(1.0, float(np.abs(r).max()))
-    return np.linalg.qr(np.vstack([r, ridge * np.eye(r.shape[1])]), mode="r")
+    return qr_r(np.vstack([r, ridge * np.eye(r.shape[1])]))
 
 
 def _null_space(a: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ...solvers import LseiSolution, lsei
 from ._design import (
@@ -48,7 +49,8 @@ from ._fit import MODELS, IntegralFit
 from ._noise import noise_level, propagated_cov
 
 
-def integral_identify(t, theta, u=None, segments: int | np.ndarray = 1,
+def integral_identify(t: ArrayLike, theta: ArrayLike, u: ArrayLike | None = None,
+                      segments: int | np.ndarray = 1,
                       model: str = "second_order", constant: bool = False,
                       b_known: float | None = None, offset: bool = False,
                       constrained: bool = True, floor: float = 1e-9,
@@ -80,7 +82,19 @@ def integral_identify(t, theta, u=None, segments: int | np.ndarray = 1,
     an active bound), b, offsets, each piece's initial condition, the reconstruction, the
     residuals and the active inequality constraints.
     """
-    names, order, t, theta, u = _checked(t, theta, u, model)
+    names, order, tv, th, uv = _checked(t, theta, u, model)
+    return _identify(tv, th, uv, names, order, segments=segments, model=model,
+                     constant=constant, b_known=b_known, offset=offset, constrained=constrained,
+                     floor=floor, lipschitz=lipschitz, gap_factor=gap_factor,
+                     min_samples=min_samples)
+
+
+def _identify(t: np.ndarray, theta: np.ndarray, u: np.ndarray | None, names: tuple[str, ...],
+              order: int, *, segments: int | np.ndarray, model: str, constant: bool,
+              b_known: float | None, offset: bool, constrained: bool, floor: float,
+              lipschitz: Sequence[float | None] | None, gap_factor: float,
+              min_samples: int | None) -> IntegralFit:
+    """integral_identify on checked arrays: pieces, system, solve, uncertainty, result."""
     jb = snap(t, segments)
     n = jb.size - 1
     pieces = pieces_of(t, jb, gap_factor, min_samples or 2 * (order + len(names) + 2))
@@ -101,7 +115,8 @@ def integral_identify(t, theta, u=None, segments: int | np.ndarray = 1,
     return IntegralFit(
         model=model, constant=constant, boundaries=t[jb], coef_names=names,
         coef=coef, coef_std=std[coef_rep],
-        b=(float(x[lay.b_ix]) if lay.b_free else (None if u is None else float(b_known))),
+        b=(float(x[lay.b_ix]) if lay.b_free else
+           (None if u is None or b_known is None else float(b_known))),
         b_std=float(std[lay.b_ix]) if lay.b_free else None,
         offset=x[lay.off_ix][every] if lay.off_ix is not None else None,
         offset_std=std[lay.off_ix][every] if lay.off_ix is not None else None,
@@ -116,18 +131,19 @@ def integral_identify(t, theta, u=None, segments: int | np.ndarray = 1,
     )
 
 
-def _checked(t: np.ndarray, theta: np.ndarray, u: np.ndarray | None, model: str
+def _checked(t_in: ArrayLike, theta_in: ArrayLike, u_in: ArrayLike | None, model: str
              ) -> tuple[tuple[str, ...], int, np.ndarray, np.ndarray, np.ndarray | None]:
     """The model's coefficient names and order, and t, theta, u as checked float arrays."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {sorted(MODELS)}, got {model!r}")
     order = 2 if model == "second_order" else 3
-    t = np.asarray(t, dtype=np.float64)
-    theta = np.asarray(theta, dtype=np.float64)
+    t = np.asarray(t_in, dtype=np.float64)
+    theta = np.asarray(theta_in, dtype=np.float64)
     if t.ndim != 1 or theta.shape != t.shape or t.size < 4:
         raise ValueError("t and theta must be 1-D of equal length (at least 4 samples)")
-    if u is not None:
-        u = np.asarray(u, dtype=np.float64)
+    u = None
+    if u_in is not None:
+        u = np.asarray(u_in, dtype=np.float64)
         if u.shape != t.shape:
             raise ValueError("u must have the shape of t")
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(theta))):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, SupportsFloat
 
 import numpy as np
 from scipy.optimize import nnls
@@ -43,7 +43,8 @@ NOTE = ("integral reconstruction identifies an equivalent linear damping and sti
 STOP_FRACTION = 0.01
 
 
-def _num(x: float) -> float | None:
+def _num(x: SupportsFloat) -> float | None:
+    """x as a float, None if not finite (JSON has no NaN)."""
     x = float(x)
     return x if math.isfinite(x) else None
 
@@ -83,7 +84,7 @@ def identify_integral(m: Measurement, progress: Progress | None = None,
     report(0.1, "decimating")
     d = decimate(m, t0, 1000.0)
     rows = np.flatnonzero(m.t >= t0 - 1e-12)
-    fits: dict[str, float] = {}
+    fits: dict[str, float | None] = {}
     joints: dict[str, dict[str, Any]] = {}
     for j, name in enumerate(JOINT_NAMES):
         report(0.2 + 0.35 * j, f"integral reconstruction: {name}")

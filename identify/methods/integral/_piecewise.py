@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def simulate_piecewise(t, boundaries, c, k, x0, t0: float | None = None,
-                       equilibrium=None) -> tuple[np.ndarray, np.ndarray]:
+def simulate_piecewise(t: ArrayLike, boundaries: ArrayLike, c: ArrayLike, k: ArrayLike,
+                       x0: Sequence[float] | np.ndarray, t0: float | None = None,
+                       equilibrium: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Free response of theta'' + c_i theta' + k_i (theta - theta_eq,i) = 0, exactly.
 
     Segment i holds on [boundaries[i], boundaries[i+1]); the first segment extends back

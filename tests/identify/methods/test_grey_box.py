@@ -1,4 +1,7 @@
-"""The spine's identifier on the seed's public case (Table III truth, tilt 10 deg, 120 deg, 35 s)."""
+"""The spine's identifier on the seed's public case.
+
+Table III truth, tilt 10 deg, released at 120 deg, 35 s.
+"""
 
 import json
 import math

@@ -1,4 +1,4 @@
-"""The recommended estimator (grey-box): the issue's bar on the public case, and honest intervals."""
+"""The recommended estimator (grey-box): the issue's bar on the public case, honest intervals."""
 
 import sys
 from pathlib import Path

@@ -122,7 +122,7 @@ def test_delay_model_recovers_its_coefficients_within_1_percent():
     lin = integral_identify(T10, th0, model="delay", constant=True)
     assert relerr(lin.a[0], a[0]) < 0.01
     with pytest.raises(AttributeError):
-        lin.c
+        _ = lin.c
 
 
 # --- constraints ----------------------------------------------------------------------
