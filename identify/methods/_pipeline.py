@@ -1,4 +1,8 @@
-"""What the output-error methods share: a capture made ready for fitting, and its result.
+"""What the methods share: where a decay starts, a capture made ready for fitting, its result.
+
+Every method that simulates the capture starts where release_state says (the rest pose
+at the release time); those that simulate the full model do it with simulate_capture.
+The output-error methods (grey-box, output-error, simplex) share the rest:
 
 1. Find the rest pose and the release time (identify.signal.find_release).
 2. Decimate 10 kHz -> 1 kHz and differentiate (Holoborodko N = 51 and 101, seed 002).

@@ -61,7 +61,7 @@ Where the seed is silent, this implementation chooses (and says so):
 * Size of a restart simplex: the initial steps `scale`, i.e. "a new simplex algorithm is
   started" exactly as the first one was, only around z_e. (Keeping the size the simplex
   had reached, or the span from z_e to its points, was tried and is much worse: on
-  Rosenbrock 4-D and on the servo problem of identify._servo it stalls for thousands of
+  Rosenbrock 4-D and on the servo problem of identify.seeds._servo it stalls for thousands of
   evaluations, because each restart then inherits a simplex far too long across a narrow
   valley; the full-size restart re-explores, which is also what lets this method leave
   the premature stops where scipy's Nelder-Mead ends on the servo problem.)
