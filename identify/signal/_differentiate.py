@@ -119,6 +119,8 @@ def savitzky_golay_second(x: np.ndarray, h: float, n: int = 101, order: int = 3)
 
 
 def _savgol(x: np.ndarray, h: float, n: int, order: int, deriv: int) -> np.ndarray:
+    """Savitzky-Golay derivative of order `deriv` over N points, the N//2 edges NaN."""
+    # imported on use: scipy.signal is slow to import and only this comparison needs it
     from scipy.signal import savgol_filter
 
     _check_n(n)
