@@ -19,8 +19,8 @@ import numpy as np
 from pydantic import ValidationError
 
 from identify import METHODS, PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, identify
-from identify.results import format_fit
 from identify.methods import DEFAULT_METHOD
+from identify.results import format_fit
 
 from ._capture_file import (
     Capture,
@@ -191,8 +191,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print()
     print(parameter_table(results))
     if args.plot:
-        from identify.report import write_figures
         from identify.methods import run_uas
+        from identify.report import write_figures
 
         if not any("initial_state" in r.diagnostics for r in results):
             from identify import identify as run_method
