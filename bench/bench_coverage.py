@@ -8,14 +8,11 @@ often each reported-identifiable parameter's interval contains its truth.
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
 
-from identify import TABLE_III_TRUTH, FrictionParams, Measurement, RigParams, identify, simulate
-
-QUANTUM = 2 * math.pi / 40_000
+from identify import TABLE_III_TRUTH, FrictionParams, RigParams, identify, simulated_measurement
 
 
 def random_case(rng: np.random.Generator, duration: float):
@@ -26,11 +23,7 @@ def random_case(rng: np.random.Generator, duration: float):
     fr = FrictionParams.from_array(truth)
     rig = RigParams(tilt_deg=float(rng.uniform(5, 20)))
     pose = (float(rng.uniform(-20, 20)), float(rng.uniform(60, 150)) * rng.choice([-1, 1]))
-    _, s, _ = simulate(rig, fr, [math.radians(pose[0]), math.radians(pose[1]), 0, 0], duration)
-    c = np.rint(s[:, :2] / QUANTUM).astype(np.int32)
-    c = np.vstack([np.repeat(c[:1], 5000, axis=0), c])
-    m = Measurement(angles=c * QUANTUM, sample_index=np.arange(c.shape[0]), rate_hz=1e4, rig=rig,
-                    resolution_rad=QUANTUM)
+    m = simulated_measurement(rig, fr, pose, duration, rest_s=0.5)
     return m, fr, rig, pose
 
 

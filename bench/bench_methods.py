@@ -8,24 +8,16 @@ the seed's Table V figures for its 35 s simulation (UAS 3.43 s; optimisation 450
 from __future__ import annotations
 
 import argparse
-import math
 
-import numpy as np
+from identify import METHODS, TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement
+from identify.report import compare_methods, parameter_table
 
-from identify import METHODS, TABLE_III_TRUTH, Measurement, RigParams, simulate
-from identify._compare import compare_methods, parameter_table
-
-QUANTUM = 2 * math.pi / 40_000
 SEED_UAS_S, SEED_OPT_S = 3.43, 4504.6
 
 
 def public_case() -> Measurement:
-    rig = RigParams(tilt_deg=10.0)
-    _, s, _ = simulate(rig, TABLE_III_TRUTH, [0.0, math.radians(120), 0.0, 0.0], 35.0)
-    c = np.rint(s[:, :2] / QUANTUM).astype(np.int32)
-    c = np.vstack([np.repeat(c[:1], 5000, axis=0), c])
-    return Measurement(angles=c * QUANTUM, sample_index=np.arange(c.shape[0]), rate_hz=1e4,
-                       rig=rig, resolution_rad=QUANTUM, capture_id="public-case")
+    return simulated_measurement(RigParams(tilt_deg=10.0), TABLE_III_TRUTH, (0.0, 120.0), 35.0,
+                                 rest_s=0.5, capture_id="public-case")
 
 
 def main() -> None:

@@ -15,10 +15,8 @@ import time
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from identify import TABLE_III_TRUTH, Measurement, RigParams, identify, simulate
-from identify._model import acceleration
-
-QUANTUM = 2 * math.pi / 40_000
+from identify import TABLE_III_TRUTH, RigParams, identify, simulate, simulated_measurement
+from identify.model import acceleration
 
 
 def best_of(fn, repeat: int = 3) -> float:
@@ -52,11 +50,7 @@ def main() -> None:
     print(f"baseline solve_ivp RK45 (rtol 1e-9), same equations: {base_s:.3f} s "
           f"({sol.nfev} evaluations); compiled RK4 is {base_s / sim_s:.0f}x faster")
 
-    _, s, _ = simulate(rig, TABLE_III_TRUTH, x0, 35.0)
-    counts = np.rint(s[:, :2] / QUANTUM).astype(np.int32)
-    counts = np.vstack([np.repeat(counts[:1], 5000, axis=0), counts])
-    m = Measurement(angles=counts * QUANTUM, sample_index=np.arange(counts.shape[0]),
-                    rate_hz=1e4, rig=rig, resolution_rad=QUANTUM)
+    m = simulated_measurement(rig, TABLE_III_TRUTH, (0.0, 120.0), 35.0, rest_s=0.5)
     identify(m)  # compile and warm caches
     runs = [identify(m) for _ in range(3)]
     best = min(runs, key=lambda r: r.compute_seconds)

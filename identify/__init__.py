@@ -1,24 +1,35 @@
-"""Models, simulators, differentiators and identification of the tilted Furuta pendulum.
+"""Models, simulators, signal processing and identification of the tilted Furuta pendulum.
 
-Usable offline on arrays: this package never imports daq or drivers.
+Usable offline on arrays: this package never imports daq or drivers. Its layers, each
+importing only those below it (through their __init__):
+
+    report    tables and figures comparing the methods (matplotlib, loaded on use)
+    methods   identification methods, their shared pipeline, the registry
+    seeds     seed models no method uses (n-link pendulum, dc servo); beside methods
+    results   IdentificationResult and its figures of merit
+    signal    Measurement, differentiators, decimation, release, simulated captures
+    model     rig and friction parameters, equations, simulators, encoder constants
+    solvers   numerics: least squares, Levenberg-Marquardt, simplex, lsei, Mittag-Leffler
+
+This module re-exports the public API (seeds and report are imported on demand, not
+here). Progress, SOFTWARE_VERSION and utc_now are defined at the root
+(identify/_progress.py, _version.py, _time.py), for every layer to use.
 """
 
-from ._differentiate import (
-    contiguous_segments,
-    decimate_mean,
-    holoborodko_first,
-    holoborodko_first_coefficients,
-    holoborodko_second,
-    holoborodko_second_coefficients,
-    savitzky_golay_first,
-    savitzky_golay_second,
-)
-from ._grey_box import identify_grey_box, simulate_capture
-from ._measurement import Measurement
-from ._methods import METHODS, identify
-from ._model import (
+from ._progress import Progress
+from ._time import utc_now
+from ._version import SOFTWARE_VERSION
+from .methods import DEFAULT_METHOD, METHODS, identify, identify_grey_box, simulate_capture
+from .model import (
+    COUNTS_PER_REV,
+    PARAM_NAMES,
+    QUANTUM,
     RIG_LAYOUT,
+    TABLE_III_TRUTH,
+    FrictionParams,
+    RigParams,
     acceleration,
+    encoder_quantum,
     friction,
     friction_torque,
     inverse_dynamics,
@@ -26,17 +37,37 @@ from ._model import (
     simulate_rk4,
     total_energy,
 )
-from ._release import Release, find_release
-from ._result import IdentificationResult, ParameterEstimate, fit_percent, normalized_compute_time
-from ._rig import PARAM_NAMES, TABLE_III_TRUTH, FrictionParams, RigParams
+from .results import (
+    IdentificationResult,
+    ParameterEstimate,
+    fit_percent,
+    format_fit,
+    normalized_compute_time,
+)
+from .signal import (
+    Measurement,
+    Release,
+    contiguous_segments,
+    decimate_mean,
+    find_release,
+    free_decay_counts,
+    holoborodko_first,
+    holoborodko_first_coefficients,
+    holoborodko_second,
+    holoborodko_second_coefficients,
+    savitzky_golay_first,
+    savitzky_golay_second,
+    simulated_measurement,
+)
 
 __all__ = [
-    "METHODS", "PARAM_NAMES", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams",
-    "IdentificationResult", "Measurement", "ParameterEstimate", "Release", "RigParams",
-    "acceleration", "contiguous_segments", "decimate_mean", "find_release", "fit_percent",
-    "friction", "friction_torque", "holoborodko_first", "holoborodko_first_coefficients",
-    "holoborodko_second", "holoborodko_second_coefficients", "savitzky_golay_first",
-    "savitzky_golay_second", "identify", "identify_grey_box",
-    "inverse_dynamics", "normalized_compute_time", "simulate",
-    "simulate_capture", "simulate_rk4", "total_energy",
+    "COUNTS_PER_REV", "DEFAULT_METHOD", "METHODS", "PARAM_NAMES", "QUANTUM", "RIG_LAYOUT",
+    "SOFTWARE_VERSION", "TABLE_III_TRUTH", "FrictionParams", "IdentificationResult",
+    "Measurement", "ParameterEstimate", "Progress", "Release", "RigParams", "acceleration",
+    "contiguous_segments", "decimate_mean", "encoder_quantum", "find_release", "fit_percent",
+    "format_fit", "free_decay_counts", "friction", "friction_torque", "holoborodko_first",
+    "holoborodko_first_coefficients", "holoborodko_second", "holoborodko_second_coefficients",
+    "identify", "identify_grey_box", "inverse_dynamics", "normalized_compute_time",
+    "savitzky_golay_first", "savitzky_golay_second", "simulate", "simulate_capture",
+    "simulate_rk4", "simulated_measurement", "total_energy", "utc_now",
 ]

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 
-import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from identify import TABLE_III_TRUTH, Measurement, RigParams, simulate
-
-QUANTUM = 2 * math.pi / 40_000
+from identify import Measurement, RigParams, simulated_measurement
 
 # Property tests are derandomized by default: the same examples on every run, so a CI
 # failure can be reproduced and a pass is not luck. `pytest --hypothesis-profile deep`
@@ -56,23 +52,10 @@ def until():
     return _until
 
 
-def free_decay_counts(rig: RigParams, friction=TABLE_III_TRUTH, pose_deg=(0.0, 120.0),
-                      duration=35.0, rest_s=0.5, rate=10_000.0) -> np.ndarray:
-    """Encoder counts of a capture: held at the pose for rest_s, then released."""
-    _, s, _ = simulate(rig, friction, [math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0, 0],
-                       duration, rate_hz=rate)
-    counts = np.rint(s[:, :2] / QUANTUM).astype(np.int32)
-    rest = np.repeat(counts[:1], int(rest_s * rate), axis=0)
-    return np.vstack([rest, counts])
-
-
 @pytest.fixture(scope="session")
 def table3_measurement() -> Measurement:
     """The seed's public case: Table III truth, tilt 10 deg, released at theta1 = 120 deg, 35 s."""
-    rig = RigParams(tilt_deg=10.0)
-    counts = free_decay_counts(rig)
-    return Measurement(angles=counts * QUANTUM, sample_index=np.arange(counts.shape[0]),
-                       rate_hz=10_000.0, rig=rig, resolution_rad=QUANTUM, capture_id="table3")
+    return simulated_measurement(RigParams(tilt_deg=10.0), capture_id="table3")
 
 
 # -- the fault-injection suite: every case says what it injects and what must happen -----

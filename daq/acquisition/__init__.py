@@ -8,8 +8,8 @@ Imports neither storage, MQTT nor the runtime: it is tested with a source alone.
 from ._capture import (
     Capture,
     TriggerInfo,
+    capture_resolution,
     capture_summary,
-    encoder_quantum,
     new_capture_id,
     to_measurement,
 )
@@ -43,6 +43,6 @@ __all__ = [
     "CaptureStarted", "CaptureTaken", "EngineEvent", "FreeDecayTrigger", "LinkChanged",
     "LinkWatch", "RingBuffer", "Settled", "Telemetry", "TelemetryDecimator", "TriggerArmed",
     "TriggerEvent", "TriggerInfo", "TriggerState", "Triggered", "capture_summary",
-    "encoder_quantum", "error_counts", "fit_release", "grown", "new_capture_id",
+    "capture_resolution", "error_counts", "fit_release", "grown", "new_capture_id",
     "summary_line", "to_measurement",
 ]

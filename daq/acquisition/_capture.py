@@ -20,11 +20,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from drivers import SourceInfo
-from identify import Measurement, RigParams
+from identify import SOFTWARE_VERSION, Measurement, RigParams, encoder_quantum, utc_now
 
-from ..config import SOFTWARE_VERSION, utc_now
-
-__all__ = ["Capture", "TriggerInfo", "capture_summary", "encoder_quantum", "new_capture_id",
+__all__ = ["Capture", "TriggerInfo", "capture_resolution", "capture_summary", "new_capture_id",
            "to_measurement"]
 
 
@@ -166,9 +164,9 @@ def capture_summary(capture: Capture, path: Path) -> dict[str, Any]:
     }
 
 
-def encoder_quantum(capture: Capture) -> float | None:
+def capture_resolution(capture: Capture) -> float | None:
     """The angle of one encoder count, if the angles are counts (recorded, or exported ones)."""
-    step = 2 * math.pi / max(capture.counts_per_rev)
+    step = encoder_quantum(max(capture.counts_per_rev))
     if capture.counts is not None:
         return step
     # CSV angles that sit on the count grid came from an encoder of that resolution
@@ -180,4 +178,4 @@ def to_measurement(capture: Capture, rig: RigParams | None = None) -> Measuremen
     """The capture's angles on its sample grid, as identification takes them; gaps stay gaps."""
     return Measurement(angles=capture.angles_rad, sample_index=capture.sample_index,
                        rate_hz=capture.sample_rate_hz, rig=rig or capture.rig,
-                       resolution_rad=encoder_quantum(capture), capture_id=capture.capture_id)
+                       resolution_rad=capture_resolution(capture), capture_id=capture.capture_id)

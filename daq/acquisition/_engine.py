@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from drivers import SampleBlock, Source
-from identify import RigParams
+from identify import SOFTWARE_VERSION, RigParams, utc_now
 
-from ..config import SOFTWARE_VERSION, TriggerConfig, utc_now
+from ..config import TriggerConfig
 from ._capture import Capture, TriggerInfo, new_capture_id
 from ._events import (
     BlockSeen,

@@ -20,9 +20,9 @@ from identify import (
     FrictionParams,
     IdentificationResult,
     Measurement,
+    format_fit,
     identify,
 )
-from identify._result import format_fit  # MERGE: identify.format_fit
 
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import Settings, first_error
@@ -160,11 +160,7 @@ def format_result(result: IdentificationResult) -> str:
 
 # -- compare ----------------------------------------------------------------------------
 def cmd_compare(args: argparse.Namespace) -> int:
-    from identify._compare import (  # MERGE: identify.report
-        compare_methods,
-        parameter_table,
-        table_v,
-    )
+    from identify.report import compare_methods, parameter_table, table_v
 
     m = _load_measurement(args.file, args.tilt, settings_of(args))
     methods = args.methods.split(",") if args.methods else None
@@ -181,8 +177,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print()
     print(parameter_table(results))
     if args.plot:
-        from identify._plots import write_figures  # MERGE: identify.report
-        from identify._uas import run_uas  # MERGE: identify.methods
+        from identify.methods import run_uas
+        from identify.report import write_figures
 
         if not any("initial_state" in r.diagnostics for r in results):
             results.append(identify(m, method="grey-box"))

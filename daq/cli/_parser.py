@@ -35,7 +35,7 @@ def _methods() -> list[str]:
 
 
 def _default_method() -> str:
-    from identify._methods import DEFAULT_METHOD  # MERGE: identify.DEFAULT_METHOD
+    from identify import DEFAULT_METHOD
 
     return DEFAULT_METHOD
 

@@ -14,11 +14,10 @@ from ._settings import (
     TriggerConfig,
     load_settings,
 )
-from ._stamp import SOFTWARE_VERSION, utc_now
 from ._validation import first_error, one_line, where
 
 __all__ = [
-    "SOFTWARE_VERSION", "ConfigError", "IdentifyConfig", "MqttConfig", "RingConfig", "Settings",
+    "ConfigError", "IdentifyConfig", "MqttConfig", "RingConfig", "Settings",
     "SimConfig", "StorageConfig", "TriggerConfig", "first_error", "load_settings", "one_line",
-    "utc_now", "where",
+    "where",
 ]

@@ -35,8 +35,9 @@ from typing import Any, Self
 from pydantic import BaseModel
 
 from drivers import SourceInfo
+from identify import SOFTWARE_VERSION
 
-from ..config import SOFTWARE_VERSION, MqttConfig
+from ..config import MqttConfig
 from ..storage import Outbox
 from ._commands import CommandRouter
 from ._messages import MessageBuilder

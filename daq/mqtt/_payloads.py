@@ -16,9 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from drivers import SourceInfo
-from identify import IdentificationResult
-
-from ..config import SOFTWARE_VERSION, utc_now
+from identify import SOFTWARE_VERSION, IdentificationResult, utc_now
 
 __all__ = [
     "CapturePayload", "CommandReply", "EventPayload", "PAYLOADS", "ResultPayload",

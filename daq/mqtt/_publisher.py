@@ -19,8 +19,9 @@ from paho.mqtt.properties import Properties
 from pydantic import BaseModel
 
 from drivers import SourceInfo
+from identify import SOFTWARE_VERSION
 
-from ..config import SOFTWARE_VERSION, MqttConfig
+from ..config import MqttConfig
 from ._broker import client_options, parse_mqtt_url
 from ._messages import MessageBuilder
 from ._payloads import State

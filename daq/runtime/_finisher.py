@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from identify import IdentificationResult
-from identify._result import format_fit  # MERGE: identify.format_fit
+from identify import IdentificationResult, format_fit
 
 from ..acquisition import Capture
 from ..storage import write_capture_h5

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers import Source
-from identify import IdentificationResult
+from identify import IdentificationResult, utc_now
 
 from ..acquisition import (
     BlockSeen,
@@ -36,7 +36,7 @@ from ..acquisition import (
     EngineEvent,
     TriggerArmed,
 )
-from ..config import Settings, utc_now
+from ..config import Settings
 from ..mqtt import CommandRouter, Courier
 from ..storage import (
     CaptureFileError,

@@ -21,9 +21,9 @@ import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from identify import METHODS, IdentificationResult
+from identify import METHODS, SOFTWARE_VERSION, IdentificationResult
 
-from ..config import SOFTWARE_VERSION, MqttConfig
+from ..config import MqttConfig
 from ..mqtt import JOB_SHARE, JobPayload, MessageBuilder, client_options, parse_mqtt_url
 from ._pool import IdentificationPool
 

@@ -25,9 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from identify import IdentificationResult
-
-from ..config import SOFTWARE_VERSION, utc_now
+from identify import SOFTWARE_VERSION, IdentificationResult, utc_now
 
 __all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", "ResultRow",
            "SessionRow"]

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 
 from firmware_protocol import LAYOUT_HASH, MAX_SAMPLES_PER_FRAME, MsgType
-from identify import TABLE_III_TRUTH, FrictionParams, RigParams
+from identify.model import TABLE_III_TRUTH, FrictionParams, RigParams
 
 __all__ = ["EmulatorConfig", "EmulatorRecord", "Session", "Spoiled", "parse_window"]
 

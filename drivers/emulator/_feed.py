@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from identify import TABLE_III_TRUTH, FrictionParams, RigParams
+from identify.model import TABLE_III_TRUTH, FrictionParams, RigParams
 
 from ..sim import SimulatedRig
 

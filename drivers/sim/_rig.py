@@ -16,8 +16,7 @@ from typing import Self
 
 import numpy as np
 
-from identify import TABLE_III_TRUTH, FrictionParams, RigParams
-from identify._model import simulate_rk4
+from identify.model import TABLE_III_TRUTH, FrictionParams, RigParams, simulate_rk4
 
 from .._protocols import SampleBlock, SourceInfo, SourceStats
 

@@ -1,0 +1,75 @@
+"""Identification methods on a Measurement, the pipeline they share, and the registry.
+
+Above identify.results, identify.signal, identify.model and identify.solvers; beside
+identify.seeds (neither imports the other); below identify.report.
+"""
+
+from ._grey_box import STRIBECK_RESTARTS, fit_with_restarts, identify_grey_box
+from ._joint_regression import JointRegression, regress_joint, regression_estimate
+from ._output_error import (
+    LOG_BOUNDS,
+    Experiment,
+    InitialState,
+    OEFit,
+    OutputErrorProblem,
+    fit_output_error,
+    fit_output_error_many,
+    residual_inflation,
+    substep_schedule,
+    whiteness,
+)
+from ._output_error_method import (
+    SEED_INITIAL_GUESS,
+    identify_output_error,
+    identify_output_error_many,
+    profile_interval,
+)
+from ._pipeline import (
+    FREE,
+    FREE_NAMES,
+    Prepared,
+    StartState,
+    build_result,
+    capture_fit,
+    decay_start_s,
+    first_defined_state,
+    noise_floor,
+    parameter_estimates,
+    prepare,
+    regression_start,
+    release_state,
+    simulate_capture,
+)
+from ._registry import (
+    DEFAULT_METHOD,
+    GREY_BOX,
+    INTEGRAL,
+    METHODS,
+    OUTPUT_ERROR,
+    REGRESSION,
+    SIMPLEX,
+    UAS,
+    Method,
+    identify,
+)
+from ._regression import FrictionRegression, friction_regression, identify_regression, reversal_mask
+from ._simplex_method import identify_simplex
+from ._uas import identify_uas
+from ._uas_run import UASRun, run_uas
+from ._uas_settings import TABLE_II_UPPER, TABLE_III_INITIAL_GUESS, UASSettings
+from .integral import identify_integral
+
+__all__ = [
+    "DEFAULT_METHOD", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL", "LOG_BOUNDS", "METHODS",
+    "OUTPUT_ERROR", "REGRESSION", "SEED_INITIAL_GUESS", "SIMPLEX", "STRIBECK_RESTARTS",
+    "TABLE_III_INITIAL_GUESS", "TABLE_II_UPPER", "UAS", "Experiment", "FrictionRegression",
+    "InitialState", "JointRegression", "Method", "OEFit", "OutputErrorProblem", "Prepared",
+    "StartState", "UASRun", "UASSettings", "build_result", "capture_fit", "decay_start_s",
+    "first_defined_state", "fit_output_error", "fit_output_error_many", "fit_with_restarts",
+    "friction_regression", "identify", "identify_grey_box", "identify_integral",
+    "identify_output_error", "identify_output_error_many", "identify_regression",
+    "identify_simplex", "identify_uas", "noise_floor", "parameter_estimates", "prepare",
+    "profile_interval", "regress_joint", "regression_estimate", "regression_start",
+    "release_state", "residual_inflation", "reversal_mask", "run_uas", "simulate_capture",
+    "substep_schedule", "whiteness",
+]

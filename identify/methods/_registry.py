@@ -1,0 +1,48 @@
+"""Identification methods by name, as `hilrig identify --method NAME` selects them."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .._progress import Progress
+from ..results import IdentificationResult
+from ..signal import Measurement
+from ._grey_box import METHOD as GREY_BOX
+from ._grey_box import identify_grey_box
+from ._output_error_method import METHOD as OUTPUT_ERROR
+from ._output_error_method import identify_output_error
+from ._regression import METHOD as REGRESSION
+from ._regression import identify_regression
+from ._simplex_method import METHOD as SIMPLEX
+from ._simplex_method import identify_simplex
+from ._uas import METHOD as UAS
+from ._uas import identify_uas
+from .integral import METHOD as INTEGRAL
+from .integral import identify_integral
+
+
+class Method(Protocol):
+    def __call__(self, m: Measurement, progress: Progress | None = None
+                 ) -> IdentificationResult: ...
+
+
+METHODS: dict[str, Method] = {
+    GREY_BOX: identify_grey_box,  # the recommended estimator
+    OUTPUT_ERROR: identify_output_error,
+    REGRESSION: identify_regression,  # seed 002
+    UAS: identify_uas,  # seed 000
+    INTEGRAL: identify_integral,  # seed 004
+    SIMPLEX: identify_simplex,  # seed 003's optimiser on the output-error problem
+}
+DEFAULT_METHOD = GREY_BOX
+
+
+def identify(m: Measurement, method: str = DEFAULT_METHOD,
+             progress: Progress | None = None) -> IdentificationResult:
+    """Run the named method on a measurement."""
+    try:
+        fn = METHODS[method]
+    except KeyError:
+        raise ValueError(f"unknown identification method {method!r}; "
+                         f"choose from {', '.join(sorted(METHODS))}") from None
+    return fn(m, progress=progress)

@@ -1,0 +1,41 @@
+"""The tilted Furuta pendulum: its parameters, compiled equations, simulators and encoders.
+
+The bottom of identify above the solvers: it imports no other identify subpackage.
+"""
+
+from ._encoder import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
+from ._equations import (
+    RIG_LAYOUT,
+    acceleration,
+    bias_gravity,
+    friction,
+    friction_torque,
+    inverse_dynamics,
+    mass_matrix,
+    total_energy,
+)
+from ._params import (
+    FRICTION_TERMS,
+    G_ACCEL,
+    JOINT_NAMES,
+    PARAM_NAMES,
+    TABLE_III_TRUTH,
+    FrictionParams,
+    RigParams,
+    joint_of,
+    joint_params,
+    param_index,
+    param_indices,
+    param_name,
+    term_of,
+)
+from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
+
+__all__ = [
+    "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
+    "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams", "RigParams", "acceleration", "bias_gravity",
+    "encoder_quantum", "friction", "friction_torque", "inverse_dynamics", "joint_of",
+    "joint_params", "mass_matrix", "param_index", "param_indices", "param_name", "simulate",
+    "simulate_batch", "simulate_from", "simulate_rk4", "simulate_scheduled", "term_of",
+    "to_counts", "total_energy"
+]

@@ -1,0 +1,113 @@
+"""Equations of motion of the tilted Furuta pendulum, compiled: H, B + G, friction, energy.
+
+H(q) q'' + B(q, q') + G(q) = Q(q'), with H, B, G as corrected in
+shared/reference/model.md and Q_i = -f_i the Brown-McPhee friction of seed 000
+eq. 5 with the squared Stribeck denominator.
+
+The rig is passed as a packed float64 vector (RIG_LAYOUT order, built by
+RigParams.as_array) and friction as the ten values of PARAM_NAMES, so that the
+numba kernels take plain arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+RIG_LAYOUT = ("m1", "m2", "j1z", "j2x", "j2y", "j2z", "l1", "l2", "L1", "g", "phi", "Fn0", "Fn1")
+
+
+@njit(cache=True, fastmath=False)
+def friction_torque(v: float, fn: float, mu_d: float, mu_s: float, mu_v: float,
+                    omega_t: float, fn_t: float) -> float:
+    """f(v) = Fn mu_d tanh(4r) + Fn (mu_s - mu_d) r / (r^2/4 + 3/4)^2 + mu_v v tanh(4 Fn/Fn_t).
+
+    r = v / omega_t. The bump r/(r^2/4+3/4)^2 peaks at r = 1 with value 1 (model.md).
+    """
+    r = v / omega_t
+    d = 0.25 * r * r + 0.75
+    return (fn * mu_d * math.tanh(4.0 * r) + fn * (mu_s - mu_d) * r / (d * d)
+            + mu_v * v * math.tanh(4.0 * fn / fn_t))
+
+
+@njit(cache=True)
+def mass_matrix(rig: np.ndarray, th1: float) -> tuple[float, float, float]:
+    """H11, H12 (= H21), H22."""
+    m2, j1z, j2x, j2y, j2z = rig[1], rig[2], rig[3], rig[4], rig[5]
+    m1, l1, l2, L1 = rig[0], rig[6], rig[7], rig[8]
+    s = math.sin(th1)
+    c = math.cos(th1)
+    h11 = j1z + m1 * l1 * l1 + m2 * L1 * L1 + (m2 * l2 * l2 + j2y) * s * s + j2z * c * c
+    h12 = -m2 * l2 * L1 * c
+    h22 = j2x + m2 * l2 * l2
+    return h11, h12, h22
+
+
+@njit(cache=True)
+def bias_gravity(rig: np.ndarray, th0: float, th1: float, v0: float, v1: float
+                 ) -> tuple[float, float]:
+    """B(q, q') + G(q), per joint."""
+    m1, m2, j2y, j2z = rig[0], rig[1], rig[4], rig[5]
+    l1, l2, L1, g, phi = rig[6], rig[7], rig[8], rig[9], rig[10]
+    s = math.sin(th1)
+    c = math.cos(th1)
+    k = m2 * l2 * l2 + j2y - j2z
+    b1 = 2.0 * k * s * c * v0 * v1 + m2 * l2 * L1 * s * v1 * v1
+    b2 = -k * s * c * v0 * v0
+    sp = math.sin(phi)
+    g1 = g * sp * ((m1 * l1 + m2 * L1) * math.sin(th0) - m2 * l2 * s * math.cos(th0))
+    g2 = m2 * g * l2 * (s * math.cos(phi) - sp * math.sin(th0) * c)
+    return b1 + g1, b2 + g2
+
+
+@njit(cache=True)
+def acceleration(rig: np.ndarray, fr: np.ndarray, th0: float, th1: float, v0: float,
+                 v1: float) -> tuple[float, float]:
+    """q'' = H^-1 (Q - B - G)."""
+    h11, h12, h22 = mass_matrix(rig, th1)
+    bg0, bg1 = bias_gravity(rig, th0, th1, v0, v1)
+    f0 = friction_torque(v0, rig[11], fr[0], fr[1], fr[2], fr[3], fr[4])
+    f1 = friction_torque(v1, rig[12], fr[5], fr[6], fr[7], fr[8], fr[9])
+    r0 = -f0 - bg0
+    r1 = -f1 - bg1
+    det = h11 * h22 - h12 * h12
+    return (h22 * r0 - h12 * r1) / det, (h11 * r1 - h12 * r0) / det
+
+
+@njit(cache=True)
+def total_energy(rig: np.ndarray, th0: float, th1: float, v0: float, v1: float) -> float:
+    """T + V (model.md), zero of V at the hinge geometry's reference."""
+    m1, m2, l1, l2, L1, g, phi = rig[0], rig[1], rig[6], rig[7], rig[8], rig[9], rig[10]
+    h11, h12, h22 = mass_matrix(rig, th1)
+    t = 0.5 * (h11 * v0 * v0 + 2.0 * h12 * v0 * v1 + h22 * v1 * v1)
+    sp = math.sin(phi)
+    v = (-m1 * g * l1 * math.cos(th0) * sp
+         - m2 * g * (L1 * math.cos(th0) * sp
+                     + l2 * (math.sin(th0) * math.sin(th1) * sp + math.cos(th1) * math.cos(phi))))
+    return t + v
+
+
+@njit(cache=True)
+def inverse_dynamics(rig: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
+                     ) -> np.ndarray:
+    """Friction torque implied by the motion: f = -(H q'' + B + G), shape (n, 2)."""
+    n = q.shape[0]
+    f = np.empty((n, 2))
+    for k in range(n):
+        h11, h12, h22 = mass_matrix(rig, q[k, 1])
+        bg0, bg1 = bias_gravity(rig, q[k, 0], q[k, 1], qd[k, 0], qd[k, 1])
+        f[k, 0] = -(h11 * qdd[k, 0] + h12 * qdd[k, 1] + bg0)
+        f[k, 1] = -(h12 * qdd[k, 0] + h22 * qdd[k, 1] + bg1)
+    return f
+
+
+def friction(v: np.ndarray, fn: float, mu_d: float, mu_s: float, mu_v: float,
+             omega_t: float, fn_t: float) -> np.ndarray:
+    """Vectorised Brown-McPhee friction torque (seed 000 eq. 5, model.md)."""
+    v = np.asarray(v, dtype=np.float64)
+    r = v / omega_t
+    d = 0.25 * r * r + 0.75
+    return (fn * mu_d * np.tanh(4.0 * r) + fn * (mu_s - mu_d) * r / (d * d)
+            + mu_v * v * np.tanh(4.0 * fn / fn_t))

@@ -1,0 +1,19 @@
+"""Every method on one capture, side by side: the seed's Table V, a parameter table, figures.
+
+The top layer of identify. matplotlib is imported only by write_figures, when called,
+so importing identify (or this subpackage) never loads it.
+"""
+
+from ._compare import (
+    SEED_TABLE_V_FIT,
+    SEED_TABLE_V_SECONDS,
+    compare_methods,
+    parameter_table,
+    table_v,
+)
+from ._plots import write_figures
+
+__all__ = [
+    "SEED_TABLE_V_FIT", "SEED_TABLE_V_SECONDS", "compare_methods", "parameter_table", "table_v",
+    "write_figures",
+]

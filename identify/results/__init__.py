@@ -1,0 +1,12 @@
+"""What a method returns: the IdentificationResult and its figures of merit.
+
+Above identify.signal and identify.model, below the methods.
+"""
+
+from ._metrics import fit_percent, format_fit, normalized_compute_time
+from ._result import RESULT_SCHEMA, IdentificationResult, ParameterEstimate
+
+__all__ = [
+    "RESULT_SCHEMA", "IdentificationResult", "ParameterEstimate", "fit_percent", "format_fit",
+    "normalized_compute_time",
+]

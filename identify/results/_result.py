@@ -1,0 +1,99 @@
+"""IdentificationResult: the one result shape every method returns and the service publishes.
+
+JSON shape (stable, used by scripts and dashboards):
+    {"method": ..., "parameters": {"mu_d0": {"value": x, "ci95": [lo, hi] | null,
+     "identifiable": true | false, "note": ...}, ...},
+     "fit_percent": {"arm": x, "pendulum": y}, "compute_seconds": s,
+     "normalized_compute_time": n, ...}
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .._time import utc_now
+from .._version import SOFTWARE_VERSION
+from ..model import PARAM_NAMES, FrictionParams
+from ._metrics import normalized_compute_time
+
+if TYPE_CHECKING:
+    from ..signal import Measurement
+
+RESULT_SCHEMA = "hilrig.result/1"
+
+
+class ParameterEstimate(BaseModel):
+    """One friction parameter: a value with its 95 % interval, or an explicit 'cannot tell'."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float | None = Field(description="estimate; null when the data cannot determine it")
+    ci95: tuple[float, float] | None = Field(None, description="95 % interval, or null")
+    identifiable: bool
+    note: str = ""
+    assumed: float | None = Field(
+        None, description="value used in simulation when not identifiable")
+
+
+# No class docstring and no new field descriptions here: they would change the JSON Schema
+# generated from this model (deploy/schemas/hilrig.result.v1.schema.json, the contract).
+class IdentificationResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: str = Field(RESULT_SCHEMA, alias="schema")
+    method: str
+    capture_id: str | None = None
+    parameters: dict[str, ParameterEstimate]
+    fit_percent: dict[str, float | None] = Field(
+        description="seed 000 eq. 53 per joint: arm, pendulum; null where a joint never moved")
+    compute_seconds: float
+    normalized_compute_time: float = Field(
+        description="seed 000 eq. 54: compute s / (capture s x sample rate)")
+    capture_seconds: float
+    sample_rate_hz: float
+    samples: int
+    lost_samples: int = 0
+    tilt_deg: float
+    diagnostics: dict[str, Any] = Field(default_factory=dict)
+    software_version: str = SOFTWARE_VERSION
+    created_utc: str = Field(default_factory=utc_now)  # ISO 8601, UTC, milliseconds and Z
+
+    @field_validator("fit_percent", mode="before")
+    @classmethod
+    def _undefined_fit_is_null(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # a joint that never moved has no variance to explain: its fit is undefined
+        return {k: (None if isinstance(x, float) and not np.isfinite(x) else x)
+                for k, x in v.items()}
+
+    @classmethod
+    def of_measurement(cls, m: Measurement, *, method: str,
+                       parameters: dict[str, ParameterEstimate],
+                       fit_percent: dict[str, float | None], compute_seconds: float,
+                       diagnostics: dict[str, Any]) -> IdentificationResult:
+        """A method's result on `m`: the capture's own fields (rate, samples, tilt) filled in."""
+        return cls(
+            method=method, capture_id=m.capture_id, parameters=parameters,
+            fit_percent=fit_percent, compute_seconds=compute_seconds,
+            normalized_compute_time=normalized_compute_time(compute_seconds, m.duration_s,
+                                                            m.rate_hz),
+            capture_seconds=m.duration_s, sample_rate_hz=m.rate_hz,
+            samples=int(m.angles.shape[0]), lost_samples=m.lost_samples,
+            tilt_deg=m.rig.tilt_deg, diagnostics=diagnostics)
+
+    def friction_params(self) -> FrictionParams:
+        """The parameter set to simulate: estimates, and assumed values where not identifiable."""
+        vals = []
+        for name in PARAM_NAMES:
+            p = self.parameters[name]
+            v = p.value if p.value is not None else p.assumed
+            if v is None:
+                raise ValueError(f"parameter {name} has neither a value nor an assumed value")
+            vals.append(v)
+        return FrictionParams.from_array(vals)
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The result as JSON, with the field names of the documented shape ("schema")."""
+        return self.model_dump_json(by_alias=True, indent=indent)

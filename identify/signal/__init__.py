@@ -1,0 +1,29 @@
+"""Measured free decays as arrays: the Measurement, differentiators, decimation, the release.
+
+Above identify.model (which it uses for the release's dynamics and for simulated
+captures), below the results and the methods.
+"""
+
+from ._decimate import Decimated, decimate, decimate_mean
+from ._differentiate import (
+    contiguous_segments,
+    first_derivative_kernel,
+    holoborodko_first,
+    holoborodko_first_coefficients,
+    holoborodko_second,
+    holoborodko_second_coefficients,
+    savitzky_golay_first,
+    savitzky_golay_second,
+    second_derivative_kernel,
+)
+from ._measurement import Measurement
+from ._release import UNKNOWN_RESOLUTION_RAD, Release, find_release
+from ._synthetic import free_decay_counts, simulated_measurement
+
+__all__ = [
+    "UNKNOWN_RESOLUTION_RAD", "Decimated", "Measurement", "Release", "contiguous_segments",
+    "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
+    "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
+    "holoborodko_second_coefficients", "savitzky_golay_first", "savitzky_golay_second",
+    "second_derivative_kernel", "simulated_measurement",
+]

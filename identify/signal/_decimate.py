@@ -1,0 +1,76 @@
+"""Decimation: block means, and a measurement on an aligned coarse grid, differentiated.
+
+decimate(): blocks of `factor` samples are aligned to multiples of the sample index, so block
+times lie on one uniform grid even across gaps; a block is kept only if it lies
+wholly inside one contiguous segment, and derivatives are taken within segments only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._differentiate import contiguous_segments, holoborodko_first, holoborodko_second
+from ._measurement import Measurement
+
+
+def decimate_mean(t: np.ndarray, x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
+    """Average non-overlapping blocks of `factor` samples (a boxcar anti-alias filter).
+
+    The time of each block is the mean of its sample times, so the averaging adds no
+    delay. A trailing partial block is dropped. Use on one contiguous segment.
+    """
+    if factor < 1:
+        raise ValueError(f"decimation factor must be >= 1, got {factor}")
+    n = (t.shape[0] // factor) * factor
+    tb = t[:n].reshape(-1, factor).mean(axis=1)
+    xb = x[:n].reshape(-1, factor, *x.shape[1:]).mean(axis=1)
+    return tb, xb
+
+
+@dataclass(frozen=True)
+class Decimated:
+    """A measurement decimated from a start time on: block means and their derivatives."""
+
+    grid: np.ndarray  # (k,) int64 coarse grid index; time = grid * h + offset
+    t: np.ndarray  # (k,) s, on Measurement.t's clock
+    q: np.ndarray  # (k, 2) rad, block means
+    v: np.ndarray  # (k, 2) rad/s, NaN within (N1-1)/2 of a segment end
+    a: np.ndarray  # (k, 2) rad/s^2, NaN within (N2-1)/2 of a segment end
+    h: float  # coarse step, s
+    factor: int
+
+
+def decimate(m: Measurement, start_s: float, target_hz: float = 1000.0, n_first: int = 51,
+             n_second: int = 101) -> Decimated:
+    """Block-mean decimation from `start_s` on, then Holoborodko derivatives per segment."""
+    factor = max(1, int(round(m.rate_hz / target_hz)))
+    h = factor / m.rate_hz
+    idx = m.sample_index - m.sample_index[0]
+    first = int(np.ceil(start_s * m.rate_hz - 1e-9))
+    first_block = -(-first // factor)  # ceil division
+    keep = idx >= first_block * factor
+    grids, qs = [], []
+    for seg in contiguous_segments(idx[keep]):
+        sidx = idx[keep][seg]
+        sq = m.angles[keep][seg]
+        b0 = -(-int(sidx[0]) // factor)
+        lo = b0 * factor - int(sidx[0])
+        nblocks = (sidx.size - lo) // factor
+        if nblocks <= 0:
+            continue
+        qs.append(sq[lo:lo + nblocks * factor].reshape(nblocks, factor, 2).mean(axis=1))
+        grids.append(np.arange(b0, b0 + nblocks, dtype=np.int64))
+    if not grids:
+        raise ValueError("no complete decimation block after the release")
+    grid = np.concatenate(grids)
+    q = np.concatenate(qs)
+    # block mean time: mean of its sample times
+    t = (grid * factor + (factor - 1) / 2.0) / m.rate_hz
+    v = np.full_like(q, np.nan)
+    a = np.full_like(q, np.nan)
+    for seg in contiguous_segments(grid):
+        v[seg] = holoborodko_first(q[seg], h, n_first)
+        a[seg] = holoborodko_second(q[seg], h, n_second)
+    return Decimated(grid=grid, t=t, q=q, v=v, a=a, h=h, factor=factor)

@@ -1,0 +1,44 @@
+"""Friction parameters chosen by name: the helpers that turn names into positions."""
+
+import pytest
+
+from identify.model import (
+    FRICTION_TERMS,
+    JOINT_NAMES,
+    PARAM_NAMES,
+    TABLE_III_TRUTH,
+    joint_of,
+    joint_params,
+    param_index,
+    param_indices,
+    param_name,
+    term_of,
+)
+
+
+def test_parameter_names_are_each_term_of_the_arm_then_of_the_pendulum():
+    assert PARAM_NAMES == joint_params(*FRICTION_TERMS)
+    assert JOINT_NAMES == ("arm", "pendulum")
+    assert joint_params("mu_s", "omega_t") == ("mu_s0", "omega_t0", "mu_s1", "omega_t1")
+
+
+def test_names_turn_into_positions_of_the_parameter_vector():
+    values = TABLE_III_TRUTH.as_array()
+    for name in PARAM_NAMES:
+        assert values[param_index(name)] == getattr(TABLE_III_TRUTH, name)
+    assert param_indices(joint_params("mu_d", "mu_s", "mu_v", "omega_t")) == [0, 1, 2, 3,
+                                                                               5, 6, 7, 8]
+    assert param_indices(joint_params("Fn_t")) == [4, 9]
+
+
+def test_a_name_knows_its_joint_and_term():
+    assert param_name("omega_t", 1) == "omega_t1"
+    assert (joint_of("mu_v0"), term_of("mu_v0")) == (0, "mu_v")
+    assert (joint_of("Fn_t1"), term_of("Fn_t1")) == (1, "Fn_t")
+
+
+@pytest.mark.parametrize("bad", [lambda: param_index("mu_x0"), lambda: param_name("mu_d", 2),
+                                 lambda: param_name("mu", 0), lambda: joint_of("arm")])
+def test_unknown_names_are_refused(bad):
+    with pytest.raises(ValueError):
+        bad()

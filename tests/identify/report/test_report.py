@@ -1,0 +1,52 @@
+"""Every method on one capture side by side: Table V, the parameter table, the figures."""
+
+import subprocess
+import sys
+
+import pytest
+
+from identify import PARAM_NAMES, RigParams, simulated_measurement
+from identify.report import compare_methods, parameter_table, table_v, write_figures
+
+
+@pytest.fixture(scope="module")
+def short_capture():
+    return simulated_measurement(RigParams(), duration=8.0, rest_s=0.3, capture_id="short")
+
+
+@pytest.fixture(scope="module")
+def results(short_capture):
+    seen = []
+    out = compare_methods(short_capture, ["regression", "integral"],
+                          progress=lambda f, msg: seen.append((f, msg)))
+    assert seen[0] == (0.0, "regression") and seen[-1] == (1.0, "done")
+    return out
+
+
+def test_table_v_has_a_row_per_method_and_the_seeds_rows(results):
+    table = table_v(results).splitlines()
+    assert table[0].split()[:2] == ["method", "compute"]
+    assert [line.split()[0] for line in table[1:3]] == ["regression", "integral"]
+    assert any(line.startswith("UAS (seed)") for line in table)
+    assert any(line.startswith("grey-box optimisation (seed)") for line in table)
+
+
+def test_parameter_table_shows_assumed_values_in_parentheses(results):
+    lines = parameter_table(results).splitlines()
+    assert [line.split()[0] for line in lines[1:1 + len(PARAM_NAMES)]] == list(PARAM_NAMES)
+    mu_s0 = lines[1 + PARAM_NAMES.index("mu_s0")].split()
+    assert mu_s0[1].startswith("(") and mu_s0[2] == "-"  # regression assumes, integral has none
+
+
+def test_figures_are_written(short_capture, results, tmp_path):
+    paths = write_figures(short_capture, results, tmp_path)
+    assert [p.name for p in paths] == ["fig6_responses.png", "fig7_spectra.png"]
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_importing_the_report_does_not_load_matplotlib():
+    code = "import sys, identify.report; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
