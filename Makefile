@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean venv
+.PHONY: run test check bench clean venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,14 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/hilrig run --sim --captures 1 --unpaced
 
-test: $(STAMP)
-	$(BIN)/python -m pytest
+# Static checks first (lint, types; the import contracts run inside the suite), then the
+# tests. PYTEST_ARGS passes options on, e.g. PYTEST_ARGS="--hypothesis-profile deep".
+test: check
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+check: $(STAMP)
+	$(BIN)/ruff check daq drivers identify firmware_protocol tests bench
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_spine.py

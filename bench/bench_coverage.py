@@ -1,7 +1,8 @@
 """Monte Carlo: do the recommended estimator's 95 % intervals cover the truth ~95 % of the time?
 
-Simulates captures with random friction truths (x0.5-2 of Table III, mu_s = mu_d x 1.05-1.6), tilts (5-20 deg) and
-release angles (60-150 deg pendulum, -20..20 deg arm), identifies each, and counts how
+Simulates captures with random friction truths (x0.5-2 of Table III, mu_s = mu_d x
+1.05-1.6), tilts (5-20 deg) and release angles (60-150 deg pendulum, -20..20 deg arm),
+identifies each, and counts how
 often each reported-identifiable parameter's interval contains its truth.
 """
 

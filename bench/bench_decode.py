@@ -151,7 +151,7 @@ def main() -> None:
         print(f"ratio StreamDecoder / {name}: {fast / rate:.1f}x")
     sweep = []
     for chunk in (64, 256, 1024, 4096, 65536):
-        dt = best_of(lambda w: decode_fast(w, chunk), wire, n, max(1, args.repeat // 2))
+        dt = best_of(lambda w, c=chunk: decode_fast(w, c), wire, n, max(1, args.repeat // 2))
         sweep.append(f"{chunk} B: {n / dt / 1e6:.2f}")
     print("StreamDecoder by chunk size (M samples/s):", ", ".join(sweep))
     print(f"goal >= 2,000,000 samples/s: {'met' if fast >= 2e6 else 'NOT met'} "

@@ -40,8 +40,10 @@ def main() -> None:
         print(f"{name:<14} {best.compute_seconds:>8.3f} "
               f"{','.join(f'{r.compute_seconds:.2f}' for r in rs):>20} "
               f"{best.normalized_compute_time:>10.3g} "
-              f"{'n/a' if fa is None else f'{fa:.4f}':>10} {'n/a' if fp is None else f'{fp:.4f}':>10} "
-              f"{SEED_UAS_S / best.compute_seconds:>8.1f}x {SEED_OPT_S / best.compute_seconds:>10.0f}x")
+              f"{'n/a' if fa is None else f'{fa:.4f}':>10} "
+              f"{'n/a' if fp is None else f'{fp:.4f}':>10} "
+              f"{SEED_UAS_S / best.compute_seconds:>8.1f}x "
+              f"{SEED_OPT_S / best.compute_seconds:>10.0f}x")
     print(f"{'seed UAS':<14} {SEED_UAS_S:>8.2f} {'':>20} {SEED_UAS_S / 35000:>10.3g} "
           f"{98.97:>10.2f} {99.53:>10.2f}")
     print(f"{'seed optim.':<14} {SEED_OPT_S:>8.1f} {'':>20} {SEED_OPT_S / 35000:>10.3g} "

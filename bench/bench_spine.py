@@ -57,7 +57,8 @@ def main() -> None:
     print(f"identification (grey-box) of the 35 s capture: {best.compute_seconds:.2f} s best of 3 "
           f"({', '.join(f'{r.compute_seconds:.2f}' for r in runs)}); normalised (eq. 54) "
           f"{best.normalized_compute_time:.3g}")
-    print(f"  fit arm {best.fit_percent['arm']:.5f} %, pendulum {best.fit_percent['pendulum']:.5f} %")
+    fit = best.fit_percent
+    print(f"  fit arm {fit['arm']:.5f} %, pendulum {fit['pendulum']:.5f} %")
     print(f"  vs seed Table V (35 s simulation): UAS 3.43 s -> {3.43 / best.compute_seconds:.2f}x, "
           f"optimisation 4504.6 s -> {4504.6 / best.compute_seconds:.0f}x")
     truth = TABLE_III_TRUTH.model_dump()

@@ -44,8 +44,9 @@ class Measurement:
         object.__setattr__(self, "sample_index", idx)
 
     @classmethod
-    def from_times(cls, t: np.ndarray, angles: np.ndarray, rig: RigParams | None = None,
-                   **kw: object) -> Measurement:
+    def from_times(cls, t: np.ndarray, angles: np.ndarray, rig: RigParams | None = None, *,
+                   resolution_rad: float | None = None,
+                   capture_id: str | None = None) -> Measurement:
         """Build from sample times in seconds (uniform apart from gaps)."""
         t = np.asarray(t, dtype=np.float64)
         if t.size < 2:
@@ -55,7 +56,7 @@ class Measurement:
             raise ValueError("sample times must increase")
         idx = np.rint((t - t[0]) / step).astype(np.int64)
         return cls(angles=np.asarray(angles), sample_index=idx, rate_hz=1.0 / step,
-                   rig=rig or RigParams(), **kw)  # type: ignore[arg-type]
+                   rig=rig or RigParams(), resolution_rad=resolution_rad, capture_id=capture_id)
 
     @property
     def t(self) -> np.ndarray:

@@ -175,7 +175,7 @@ def test_any_bytes_any_chunking_never_raise_and_yield_only_sent_frames(pieces, s
     got, dec = run(stream, sizes)
     assert_like_model(stream, got, dec)
     whole = segments_of(stream)
-    for frame, msg in got:
+    for frame, _msg in got:
         wire = fp.encode_frame(frame.msg_type, frame.seq, frame.payload, flags=frame.flags,
                                first_sample=frame.first_sample, n_samples=frame.n_samples)
         assert wire[:-1] in stream or fp.cobs_decode(wire[:-1]) in whole

@@ -460,7 +460,8 @@ def test_config_file_missing_exits_2(tmp_path, capfd):
 
 
 def test_config_settings_reach_the_simulation(tmp_path):
-    cfg = _write(tmp_path / "hilrig.toml", "[rig]\ntilt_deg = 25.0\n\n[sim.friction]\nmu_d1 = 2e-3\n")
+    cfg = _write(tmp_path / "hilrig.toml",
+                 "[rig]\ntilt_deg = 25.0\n\n[sim.friction]\nmu_d1 = 2e-3\n")
     out = tmp_path / "x.h5"
     assert run_main("--config", cfg, "simulate", "--out", out, "--duration", "1",
                     "--rest", "0")[0] == 0

@@ -53,7 +53,8 @@ class V5Client:
         return self.replies.pop(token)
 
 
-@pytest.mark.fault(injected="bad input: malformed MQTT commands (bad JSON, wrong types, unknown verbs, paths)",
+@pytest.mark.fault(injected="bad input: malformed MQTT commands (bad JSON, wrong types, "
+                            "unknown verbs, paths)",
                    expected="an error reply each, nothing changed")
 @pytest.mark.slow
 @pytest.mark.timeout(600)

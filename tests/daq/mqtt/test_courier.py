@@ -210,7 +210,8 @@ async def test_what_a_stopped_service_could_not_send_goes_out_on_its_next_start(
 
 
 @pytest.mark.fault(injected="MQTT: broker stopped 30 s during a 10-capture session, then started",
-                   expected="acquisition and identification go on; all 10 results delivered, once each in the catalog")
+                   expected="acquisition and identification go on; all 10 results delivered, "
+                            "once each in the catalog")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 async def test_a_broker_restart_during_a_ten_capture_session_loses_no_result(tmp_path, broker,

@@ -452,7 +452,8 @@ async def test_publish_times_out_when_broker_stops_answering(caplog: pytest.LogC
             async with Publisher(cfg, publish_timeout_s=0.3) as pub:  # "online" times out
                 t0 = loop.time()
                 assert await pub.publish_capture("c1", {"samples": 1}) is False
-                assert await pub.publish_result("c1", "uas", identification_result("c1", "uas")) is False
+                late = identification_result("c1", "uas")
+                assert await pub.publish_result("c1", "uas", late) is False
                 assert loop.time() - t0 < 1.5  # two calls, each bounded by the timeout
         assert "capture/c1" in caplog.text and "result/latest" in caplog.text
 

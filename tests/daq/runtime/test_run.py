@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from daq.acquisition import TriggerState
 from daq.config import load_settings
+from daq.mqtt import CommandRouter
 from daq.runtime import PlainRun
 from daq.storage import read_capture
 from drivers.sim import SimulatedRig
@@ -57,6 +59,45 @@ def test_each_release_becomes_one_identified_capture_file(two_captures):
     assert sorted(p.name for p in directory.iterdir()) == sorted(f"{o.capture_id}.h5"
                                                                for o in report.outcomes)
     assert any(e.startswith("result ") for e in events)
+
+
+@pytest.mark.timeout(240)
+async def test_a_held_rig_is_released_by_command_and_a_rig_that_cannot_be_is_refused(
+        tmp_path, until):
+    settings = load_settings(None, storage={"directory": str(tmp_path)})
+    rig = SimulatedRig(pose_deg=(0.0, 30.0), paced=False, auto_release=False)
+    run = PlainRun(settings, rig, None, captures=1)
+    router = CommandRouter(settings.mqtt.rig_id)
+    run.register_commands(router)
+    task = asyncio.create_task(run.run())
+    await until(lambda: run.engine.trigger_state is TriggerState.ARMED, 60, "the trigger to arm")
+    reply = await router.handle("release", {}, None)
+    assert reply["ok"] and reply["result"]["released"], reply
+    report = await asyncio.wait_for(task, 200)
+    (outcome,) = report.outcomes
+    capture = read_capture(outcome.path)
+    # the source told where it let go: the trigger's onset follows within a few ms
+    assert 0 <= capture.trigger.onset_index - reply["result"]["release_index"] < 100
+    again = await router.handle("release", {}, None)
+    assert not again["ok"] and "not held" in again["error"]
+
+    class ByHand:  # a source with no way to let go: a person releases it
+        def __init__(self, inner: SimulatedRig) -> None:
+            self.info, self.stats, self._inner = inner.info, inner.stats, inner
+
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc):
+            pass
+
+        def blocks(self):
+            return self._inner.blocks()
+
+    manual = PlainRun(settings, ByHand(rig), None, captures=1)
+    manual.register_commands(router := CommandRouter(settings.mqtt.rig_id))
+    refused = await router.handle("release", {}, None)
+    assert not refused["ok"] and "released by hand" in refused["error"]
 
 
 def test_capture_keeps_the_pre_trigger_window_and_starts_at_the_release(two_captures):

@@ -155,7 +155,8 @@ def _hilrig(args: list[str], env: dict[str, str], timeout: float = 300
 
 
 @pytest.mark.fault(injected="service: kill -9 while capture 3 is recording",
-                   expected="resume: the capture marked interrupted, every planned capture done once, every file opens")
+                   expected="resume: the capture marked interrupted, every planned capture "
+                            "done once, every file opens")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_kill_9_mid_capture_then_resume_completes_every_capture_exactly_once(tmp_path, wait_until):

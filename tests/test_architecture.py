@@ -1,0 +1,114 @@
+"""The architecture, as rules a change cannot break without a failing test.
+
+Data flows drivers -> daq -> identify; inside each package, subpackages are layers
+(the import contracts in pyproject.toml, run here with import-linter); nobody imports
+another package's underscore module; no module imports itself in a cycle; each package
+uses only the third-party libraries of its layer; a `# type: ignore` says why.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+from importlinter.api import read_configuration
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("daq", "drivers", "identify", "firmware_protocol")
+ALLOWED = {
+    "firmware_protocol": {"numpy"},
+    "identify": {"numpy", "scipy", "numba", "pydantic", "matplotlib"},  # report/ plots
+    "drivers": {"numpy", "pydantic", "firmware_protocol", "identify", "serial",
+                "serial_asyncio_fast"},
+}
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    # what runs: imports made only for the type checker are no cycle
+    return grimp.build_graph(*PACKAGES, exclude_type_checking_imports=True)
+
+
+def test_every_import_contract_holds():
+    done = subprocess.run([sys.executable, "-m", "importlinter.cli", "--no-cache"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert read_configuration()["contracts_options"], "no contracts configured"
+
+
+def _private_root(module: str) -> str | None:
+    """The package that owns `module`'s first underscore part: daq.storage for
+    daq.storage._atomic, None for a public module."""
+    parts = module.split(".")
+    for k, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:k])
+    return None
+
+
+def test_nobody_imports_another_packages_underscore_module(graph):
+    wrong = []
+    for importer in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(importer):
+            owner = _private_root(imported)
+            if owner is not None and importer != owner and not importer.startswith(owner + "."):
+                wrong.append(f"{importer} -> {imported}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_imports_itself_through_a_cycle(graph):
+    cycles = []
+    for importer in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(importer):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back is not None:
+                cycles.append(" -> ".join((importer, *back)))
+    assert not cycles, "\n".join(cycles)
+
+
+def _imported_roots(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_package_imports_only_what_its_layer_allows(package):
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        foreign = _imported_roots(path) - stdlib - ALLOWED[package] - {package}
+        assert not foreign, f"{path.relative_to(ROOT)} imports {sorted(foreign)}"
+
+
+_IGNORE = re.compile(r"#\s*type:\s*ignore(\[[^\]]*\])?(.*)$")
+
+
+def test_every_type_ignore_names_its_error_and_says_why():
+    unexplained = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                m = _IGNORE.search(line)
+                if m and (not m.group(1) or not m.group(2).strip().startswith("#")):
+                    unexplained.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not unexplained, "\n".join(unexplained)
+
+
+def test_the_command_line_loads_neither_test_tools_nor_plots():
+    code = ("import sys, daq.cli._parser, daq.cli._live, daq.cli._catalog; "
+            "print(sorted(m for m in sys.modules if m.startswith(('drivers.emulator', "
+            "'matplotlib'))))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
