@@ -6,7 +6,7 @@ identify.seeds (neither imports the other); below identify.report.
 
 from ._grey_box import STRIBECK_RESTARTS, fit_with_restarts, identify_grey_box
 from ._joint_regression import JointRegression, regress_joint, regression_estimate
-from ._output_error import (
+from ._oe_problem import (
     LOG_BOUNDS,
     Experiment,
     InitialState,
@@ -18,7 +18,7 @@ from ._output_error import (
     substep_schedule,
     whiteness,
 )
-from ._output_error_method import (
+from ._output_error import (
     SEED_INITIAL_GUESS,
     identify_output_error,
     identify_output_error_many,
@@ -53,7 +53,7 @@ from ._registry import (
     identify,
 )
 from ._regression import FrictionRegression, friction_regression, identify_regression, reversal_mask
-from ._simplex_method import identify_simplex
+from ._simplex import identify_simplex
 from ._uas import identify_uas
 from ._uas_run import UASRun, run_uas
 from ._uas_settings import TABLE_II_UPPER, TABLE_III_INITIAL_GUESS, UASSettings

@@ -20,7 +20,7 @@ from .._progress import Progress, no_progress
 from ..model import JOINT_NAMES, param_index, param_name
 from ..results import IdentificationResult
 from ..signal import Measurement
-from ._output_error import OEFit, fit_output_error
+from ._oe_problem import OEFit, fit_output_error
 from ._pipeline import FREE, Prepared, build_result, noise_floor, prepare
 
 METHOD = "grey-box"

@@ -1,320 +1,169 @@
-"""Output-error (grey-box) fitting: simulate the model and fit the measured angles.
+"""Output-error identification as a controls researcher runs it ("output-error").
 
-minimise sum_k ||q_sim(t_k; theta, x0) - q_meas(t_k)||^2 over log friction parameters
-and the initial state (rest pose within a few counts, release time within a few ms),
-by Levenberg-Marquardt within bounds. The release pose
-is measured only to one encoder count, and over a 35 s decay of an amplitude-
-dependent oscillator that count shows as phase drift: fitting it removes the bias.
-
-The simulation runs RK4 on the decimated grid with more substeps where a joint's
-measured velocity passes through its friction transition (|q'| of a few omega_t
-while accelerating hard): a 1 ms step does not resolve the tanh(4 q'/omega_t) edge
-of the pendulum and biases mu_s1 and omega_t1. The schedule comes from the measured
-motion, not the parameters, so the finite-difference Jacobian stays smooth; its
-columns are simulated in parallel, and the steps are Levenberg-Marquardt on the normal equations
-(identify.solvers.levenberg_marquardt): a dozen parameters against ~70,000 residuals.
-
-Covariance: s^2 (J^T J)^-1 scaled by the residuals' autocorrelation (the variance
-inflation 1 + 2 sum rho_k of the worse joint), so intervals do not assume white noise.
+Simulate the model and fit the measured angles (identify.methods._oe_problem), with what
+the recommended estimator skips for speed:
+- multi-start: the seed's own initial guesses (seed 000 Table III, about 10x the
+  truth, where a plain fit ends in a local minimum, as the seed reports) and the
+  data-informed regression start; the lowest cost wins and every start is reported;
+- fixed parameters, and several captures fitted at once with shared friction;
+- profile-likelihood 95 % intervals for the weakly identified parameters: the other
+  parameters are re-fitted at each trial value until the deviance
+  2 (cost - cost_min) / (s^2 k) exceeds 3.84 (chi-square, 1 dof, 95 %), where k is
+  the residual autocorrelation inflation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from .._progress import Progress
-from ..model import (
-    JOINT_NAMES,
-    PARAM_NAMES,
-    RigParams,
-    simulate_batch,
-    simulate_scheduled,
-    term_of,
-)
-from ..signal import Decimated
-from ..solvers import levenberg_marquardt
+from .._progress import Progress, no_progress
+from ..model import JOINT_NAMES, PARAM_NAMES
+from ..results import IdentificationResult, ParameterEstimate
+from ..signal import Measurement
+from ._oe_problem import LOG_BOUNDS, OEFit, fit_output_error, fit_output_error_many
+from ._pipeline import FREE, Prepared, build_result, capture_fit, parameter_estimates, prepare
 
-#: Smallest friction transition velocity (rad/s) the fitting simulation resolves.
-OMEGA_REF = 2.5e-3
-TR_UNIT = 1e-4  # s, release-time offset unit inside the solver
-# Bounds of each friction term in the fit, both joints alike. omega_t cannot go below the
-# sharpest transition the fitting simulation resolves: an estimate at that bound means
-# "a transition too sharp to resolve", and the result says so.
-TERM_BOUNDS = {"mu_d": (1e-9, 1.0), "mu_s": (1e-9, 1.0), "mu_v": (1e-10, 1.0),
-               "omega_t": (OMEGA_REF, 10.0), "Fn_t": (1e-6, 1e3)}
-#: the bounds of each parameter by its index in PARAM_NAMES (as the solver's free lists)
-LOG_BOUNDS = {k: TERM_BOUNDS[term_of(name)] for k, name in enumerate(PARAM_NAMES)}
-MAX_LOG_STEP = 0.5  # at most a factor e^0.5 per iteration for any friction parameter
+METHOD = "output-error"
+
+#: seed 000 Table III "Initial Guess" row, the start of the seed's failing optimisation
+SEED_INITIAL_GUESS = np.array([5.135e-3, 5.875e-3, 2.531e-3, 4.853e-2, 1.029e-1,
+                               5.705e-3, 6.683e-3, 2.399e-3, 4.820e-2, 9.720e-2])
+CHI2_95_1DOF = 3.841458820694124
+WEAK_FACTOR = 1.2  # Wald 95 % interval wider than x1.2 either side: profile it
+MAX_PROFILE_STEPS = 8
 
 
-
-@dataclass(frozen=True)
-class InitialState:
-    """How the fitted simulation starts."""
-
-    at_rest: bool  # True: from rest at q0 at release time t0 (both refined)
-    t0: float
-    q0: np.ndarray  # (2,)
-    v0: np.ndarray  # (2,), zero when at rest
-    quantum: float  # encoder resolution (rad), the unit of the pose refinement
-
-
-@dataclass
-class OEFit:
-    params: np.ndarray  # (10,) all friction parameters, fitted and fixed
-    free: list[int]
-    z: np.ndarray
-    cov_z: np.ndarray  # covariance of z, inflated for correlated residuals
-    x0: np.ndarray  # fitted initial state
-    t0: float
-    residual_rms: np.ndarray  # (2,) per joint, rad
-    inflation: float
-    nfev: int
-    success: bool
-    message: str
-    extras: dict[str, Any] = field(default_factory=dict)  # cost, substep_mean, jacobians, whiteness
-
-    @property
-    def log_std(self) -> np.ndarray:
-        """Standard deviation of log(parameter) for each free parameter."""
-        return np.sqrt(np.clip(np.diag(self.cov_z)[: len(self.free)], 0.0, None))
-
-    def correlation(self) -> np.ndarray:
-        s = np.sqrt(np.clip(np.diag(self.cov_z), 1e-300, None))
-        return self.cov_z / np.outer(s, s)
+def _free_and_start(start: np.ndarray, fixed: dict[str, float] | None
+                    ) -> tuple[list[int], np.ndarray]:
+    s = np.asarray(start, dtype=np.float64).copy()
+    free = list(FREE)
+    for name, value in (fixed or {}).items():
+        if name not in PARAM_NAMES:
+            raise ValueError(f"unknown parameter to fix: {name!r}")
+        k = PARAM_NAMES.index(name)
+        s[k] = float(value)
+        if k in free:
+            free.remove(k)
+    return free, s
 
 
-def substep_schedule(d: Decimated, omega_ref: float = OMEGA_REF, max_sub: int = 16,
-                     default: int = 4) -> np.ndarray:
-    """RK4 substeps for each coarse interval from grid[0] to grid[-1]."""
-    n = int(d.grid[-1] - d.grid[0] + 1)
-    sub = np.full(n, default, dtype=np.int64)
-    rows = d.grid - d.grid[0]
-    v, a = np.abs(d.v), np.abs(d.a)
-    need = np.ones(d.grid.size)
-    for j in range(2):
-        band = 10.0 * omega_ref + 3.0 * a[:, j] * d.h
-        near = v[:, j] < band
-        nj = np.where(near, np.ceil(a[:, j] * d.h / (0.5 * omega_ref)), 1.0)
-        need = np.maximum(need, np.where(np.isfinite(nj), nj, default))
-    sub[rows] = np.clip(need, 1, max_sub).astype(np.int64)
-    # widen each refined stretch by 3 intervals: the reversal may fall between grid points
-    k = 3
-    padded = np.pad(sub, k, mode="edge")
-    win = np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1)
-    return win.max(axis=1).astype(np.int64)
+def profile_interval(p: Prepared, oe: OEFit, free: list[int], k: int,
+                     progress: Progress | None = None) -> tuple[float, float] | None:
+    """95 % profile-likelihood interval of parameter k (index in PARAM_NAMES)."""
+    j = free.index(k)
+    dof = max(1, 2 * p.d.q.shape[0] - oe.z.size)
+    s2k = 2.0 * oe.extras["cost"] / dof * oe.inflation
+    limit = 0.5 * CHI2_95_1DOF * s2k  # allowed cost increase
+    sigma = float(oe.log_std[j]) or 0.1
+    others = [i for i in free if i != k]
+    init = replace(p.init, t0=oe.t0, q0=oe.x0[:2].copy(), v0=oe.x0[2:].copy())
+    ends = []
+    for direction in (-1.0, 1.0):
+        prev_log, prev_gain = math.log(oe.params[k]), 0.0
+        end = None
+        for step in range(1, MAX_PROFILE_STEPS + 1):
+            trial = math.log(oe.params[k]) + direction * sigma * 1.5 * step
+            lo_b, hi_b = LOG_BOUNDS[k]
+            if not math.log(lo_b) <= trial <= math.log(hi_b):
+                end = lo_b if direction < 0 else hi_b  # the interval runs to the bound
+                break
+            start = oe.params.copy()
+            start[k] = math.exp(trial)
+            refit = fit_output_error(p.d, p.m.rig, start, others, init)
+            gain = refit.extras["cost"] - oe.extras["cost"]
+            if progress:
+                progress(step / MAX_PROFILE_STEPS, f"profile {PARAM_NAMES[k]}")
+            if gain >= limit:  # crossed: interpolate in log parameter
+                f = (limit - prev_gain) / max(gain - prev_gain, 1e-300)
+                end = math.exp(prev_log + f * (trial - prev_log))
+                break
+            prev_log, prev_gain = trial, max(gain, 0.0)
+        if end is None:
+            return None  # not closed within the steps: say so rather than guess
+        ends.append(end)
+    return (min(ends), max(ends))
 
 
-class OutputErrorProblem:
-    """One capture's output-error problem: residuals and Jacobian over z.
-
-    z = [log free parameters..., pose offsets (2, in encoder quanta), then the release
-    time offset (TR_UNIT, at rest) or the initial velocity (2)]; the residuals are the
-    simulated minus the measured decimated angles, both joints, row-major. fun() caches
-    the last point; jac() simulates its finite-difference columns in parallel.
-    """
-
-    def __init__(self, d: Decimated, rig: RigParams, start: np.ndarray, free: list[int],
-                 init: InitialState, progress: Progress | None, max_nfev: int,
-                 horizon_s: float | None = None) -> None:
-        self.d, self.rig_arr, self.start = d, rig.as_array(), start.astype(np.float64)
-        self.free, self.init = list(free), init
-        rows = (d.grid - d.grid[0]).astype(np.int64)
-        sched = substep_schedule(d)
-        keep = np.ones(rows.size, bool)
-        if horizon_s is not None:  # fit only the first horizon_s seconds
-            keep = d.t <= d.t[0] + horizon_s
-            sched = sched[: int(rows[keep][-1]) + 1]
-        self.rows, self.sched, self.meas = rows[keep], sched, d.q[keep]
-        self.t_first = float(d.t[0])
-        self.progress, self.max_nfev = progress, max_nfev
-        self.nfev = 0
-        self._cache: tuple[bytes, np.ndarray] | None = None
-
-    # z = [log free params..., pose offsets (2, in quanta), then dt_r (at rest) or v0 (2)]
-    def z0(self) -> np.ndarray:
-        ic = [0.0, 0.0, 0.0] if self.init.at_rest else [0.0, 0.0, *self.init.v0]
-        return np.concatenate([np.log(self.start[self.free]), ic])
-
-    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        lo = [np.log(LOG_BOUNDS[i][0]) for i in self.free]
-        hi = [np.log(LOG_BOUNDS[i][1]) for i in self.free]
-        if self.init.at_rest:
-            lo += [-3.0, -3.0, -50.0]  # +-3 counts, release time +-5 ms
-            hi += [3.0, 3.0, 50.0]
+def _with_profiles(p: Prepared, oe: OEFit, free: list[int], progress: Progress | None
+                   ) -> tuple[dict[str, ParameterEstimate], dict[str, Any]]:
+    params = parameter_estimates(oe, free)
+    profiled: dict[str, Any] = {}
+    for k in free:
+        name = PARAM_NAMES[k]
+        est = params[name]
+        if est.ci95 is None:
+            continue
+        wald = est.ci95
+        val = float(oe.params[k])
+        if max(wald[1] / val, val / wald[0]) < WEAK_FACTOR:
+            continue
+        ci = profile_interval(p, oe, free, k, progress)
+        profiled[name] = {"wald": list(wald), "profile": list(ci) if ci else None}
+        if ci is None:
+            params[name] = ParameterEstimate(
+                value=None, ci95=None, identifiable=False, assumed=val,
+                note="not identifiable: the profile likelihood does not close within "
+                     f"{1.5 * MAX_PROFILE_STEPS:g} standard errors")
         else:
-            lo += [-3.0, -3.0, -np.inf, -np.inf]
-            hi += [3.0, 3.0, np.inf, np.inf]
-        return np.array(lo), np.array(hi)
-
-    def unpack(self, zs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        zs = np.atleast_2d(zs)
-        m, nf = zs.shape[0], len(self.free)
-        frs = np.repeat(self.start[None, :], m, axis=0)
-        frs[:, self.free] = np.exp(zs[:, :nf])
-        x0s = np.zeros((m, 4))
-        x0s[:, 0] = self.init.q0[0] + zs[:, nf] * self.init.quantum
-        x0s[:, 1] = self.init.q0[1] + zs[:, nf + 1] * self.init.quantum
-        if self.init.at_rest:
-            t0s = np.minimum(self.init.t0 + zs[:, nf + 2] * TR_UNIT, self.t_first)
-        else:
-            x0s[:, 2:] = zs[:, nf + 2:nf + 4]
-            t0s = np.full(m, self.t_first)
-        return frs, x0s, t0s
-
-    def _simulate(self, zs: np.ndarray) -> np.ndarray:
-        frs, x0s, t0s = self.unpack(zs)
-        if frs.shape[0] == 1:
-            sims = simulate_scheduled(self.rig_arr, frs[0], x0s[0], t0s[0], self.t_first,
-                                      self.d.h, self.sched)[None]
-        else:
-            sims = simulate_batch(self.rig_arr, frs, x0s, t0s, self.t_first, self.d.h,
-                                  self.sched)
-        return (sims[:, self.rows, :] - self.meas[None]).reshape(sims.shape[0], -1)
-
-    def fun(self, z: np.ndarray) -> np.ndarray:
-        key = z.tobytes()
-        if self._cache is not None and self._cache[0] == key:
-            return self._cache[1]
-        r = self._simulate(z)[0]
-        self._cache = (key, r)
-        self.nfev += 1
-        if self.progress:
-            self.progress(min(1.0, self.nfev / self.max_nfev),
-                          f"output-error evaluation {self.nfev}")
-        return r
-
-    def jac(self, z: np.ndarray, r0: np.ndarray | None = None) -> np.ndarray:
-        if r0 is None:
-            r0 = self.fun(z)
-        step = 1e-6 * np.maximum(1.0, np.abs(z))
-        zs = z[None, :] + np.diag(step)
-        cols = (self._simulate(zs) - r0[None, :]) / step[:, None]
-        return cols.T
+            params[name] = est.model_copy(update={
+                "ci95": ci, "note": (est.note + "; " if est.note else "")
+                + "95 % profile-likelihood interval"})
+    return params, profiled
 
 
-def residual_inflation(res: np.ndarray, max_lag: int = 400) -> float:
-    """Variance inflation 1 + 2 sum rho_k of a residual series (sum while rho_k > 0.05)."""
-    r = res - res.mean()
-    n = r.size
-    if n < 10 or not np.any(r):
-        return 1.0
-    spec = np.fft.rfft(r, 2 * n)
-    acf = np.fft.irfft(spec * np.conj(spec))[: min(max_lag, n - 1) + 1]
-    acf = acf / acf[0]
-    below = np.flatnonzero(acf[1:] < 0.05)
-    cut = int(below[0]) + 1 if below.size else acf.size
-    return float(max(1.0, 1.0 + 2.0 * acf[1:cut].sum()))
+def identify_output_error(m: Measurement, progress: Progress | None = None, *,
+                          start: np.ndarray | None = None, fixed: dict[str, float] | None = None,
+                          profile: bool = True) -> IdentificationResult:
+    """Multi-start output-error fit of one capture, with profile intervals."""
+    report = progress or no_progress
+    t0 = time.perf_counter()
+    p = prepare(m)
+    given = SEED_INITIAL_GUESS if start is None else np.asarray(start, dtype=np.float64)
+    candidates = {"seed initial guess" if start is None else "given start": given,
+                  "regression": p.start}
+    fits: dict[str, tuple[OEFit, list[int]]] = {}
+    for n, (label, s) in enumerate(candidates.items()):
+        free, s = _free_and_start(s, fixed)
+        report(0.1 + 0.4 * n / len(candidates), f"start: {label}")
+        fits[label] = (fit_output_error(p.d, m.rig, s, free, p.init), free)
+    best = min(fits, key=lambda lab: fits[lab][0].extras["cost"])
+    oe, free = fits[best]
+    starts = {lab: {"cost": f.extras["cost"], "fit_percent": capture_fit(m, f),
+                    "chosen": lab == best} for lab, (f, _) in fits.items()}
+    params, profiled = (_with_profiles(p, oe, free, lambda f, s: report(0.5 + 0.4 * f, s))
+                        if profile else (parameter_estimates(oe, free), {}))
+    for name, value in (fixed or {}).items():
+        params[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
+                                         assumed=float(value),
+                                         note="not identified: fixed by the user")
+    elapsed = time.perf_counter() - t0
+    return build_result(METHOD, p, oe, free, elapsed, parameters=params,
+                        extra={"starts": starts, "profile_likelihood": profiled})
 
 
-class _SharedFrictionProblem:
-    """Several captures fitted at once: shared friction parameters, one start state each.
-
-    z = [log free parameters..., initial-state parameters of capture 0, of capture 1, ...].
-    Each capture's Jacobian block comes from its own problem; initial-state columns
-    are block diagonal (a capture's start changes only its own residuals).
-    """
-
-    def __init__(self, probs: list[OutputErrorProblem]) -> None:
-        self.probs = probs
-        self.nf = len(probs[0].free)
-        self.nic = [p.z0().size - self.nf for p in probs]
-        self.offsets = np.cumsum([self.nf, *self.nic])
-        self.sizes = [p.rows.size * 2 for p in probs]
-
-    def split(self, z: np.ndarray) -> list[np.ndarray]:
-        return [np.concatenate([z[: self.nf], z[a:b]])
-                for a, b in zip(self.offsets[:-1], self.offsets[1:])]
-
-    def z0(self) -> np.ndarray:
-        return np.concatenate([self.probs[0].z0()[: self.nf],
-                               *(p.z0()[self.nf:] for p in self.probs)])
-
-    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        b = [p.bounds() for p in self.probs]
-        return (np.concatenate([b[0][0][: self.nf], *(lo[self.nf:] for lo, _ in b)]),
-                np.concatenate([b[0][1][: self.nf], *(hi[self.nf:] for _, hi in b)]))
-
-    def fun(self, z: np.ndarray) -> np.ndarray:
-        return np.concatenate([p.fun(zi) for p, zi in zip(self.probs, self.split(z))])
-
-    def jac(self, z: np.ndarray, r: np.ndarray | None = None) -> np.ndarray:
-        out = np.zeros((sum(self.sizes), z.size))
-        row = 0
-        for k, (p, zi) in enumerate(zip(self.probs, self.split(z))):
-            jk = p.jac(zi)
-            out[row:row + jk.shape[0], : self.nf] = jk[:, : self.nf]
-            out[row:row + jk.shape[0], self.offsets[k]:self.offsets[k + 1]] = jk[:, self.nf:]
-            row += jk.shape[0]
-        return out
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """One capture prepared for fitting."""
-
-    d: Decimated
-    rig: RigParams
-    init: InitialState
-
-
-def fit_output_error_many(experiments: list[Experiment], start: np.ndarray, free: list[int],
-                          *, progress: Progress | None = None, max_nfev: int = 60,
-                          horizon_s: float | None = None) -> list[OEFit]:
-    """Fit shared friction parameters to several captures; one OEFit per capture.
-
-    Parameters not in `free` stay at their `start` values (fixed parameters). Every
-    returned OEFit carries the joint covariance of the shared parameters.
-    """
-    start = np.asarray(start, dtype=np.float64)
-    probs = [OutputErrorProblem(e.d, e.rig, start, free, e.init, progress, max_nfev,
-                                horizon_s=horizon_s) for e in experiments]
-    joint = _SharedFrictionProblem(probs)
-    lo, hi = joint.bounds()
-    z0 = np.clip(joint.z0(), lo + 1e-9, hi - 1e-9)
-    max_step = np.concatenate([np.full(len(free), MAX_LOG_STEP),
-                               np.full(z0.size - len(free), 2.0)])
-    res = levenberg_marquardt(joint.fun, joint.jac, z0, (lo, hi), max_step=max_step)
-    dof = max(1, res.fun.size - res.x.size)
-    s2 = 2.0 * res.cost / dof
-    parts = np.split(res.fun, np.cumsum(joint.sizes)[:-1])
-    infl = max(max(residual_inflation(r.reshape(-1, 2)[:, 0]),
-                   residual_inflation(r.reshape(-1, 2)[:, 1])) for r in parts)
-    cov_all = s2 * infl * np.linalg.pinv(res.jac.T @ res.jac)
-    fits = []
-    for k, (p, zk, rk) in enumerate(zip(probs, joint.split(res.x), parts)):
-        idx = np.r_[0:joint.nf, joint.offsets[k]:joint.offsets[k + 1]]
-        frs, x0s, t0s = p.unpack(zk)
-        resid = rk.reshape(-1, 2)
-        fits.append(OEFit(
-            params=frs[0], free=list(free), z=zk, cov_z=cov_all[np.ix_(idx, idx)], x0=x0s[0],
-            t0=float(t0s[0]), residual_rms=np.sqrt((resid ** 2).mean(axis=0)), inflation=infl,
-            nfev=p.nfev, success=bool(res.success), message=str(res.message),
-            extras={"cost": float(res.cost), "substep_mean": float(p.sched.mean()),
-                    "jacobians": res.njev, "whiteness": whiteness(resid)}))
-    return fits
-
-
-def fit_output_error(d: Decimated, rig: RigParams, start: np.ndarray, free: list[int],
-                     init: InitialState, *, progress: Progress | None = None,
-                     max_nfev: int = 60, horizon_s: float | None = None) -> OEFit:
-    """Least-squares output-error fit of one capture from `start` over `free` parameters.
-
-    horizon_s limits the fit to the first seconds of the capture (None: all of it).
-    """
-    return fit_output_error_many([Experiment(d, rig, init)], start, free, progress=progress,
-                                 max_nfev=max_nfev, horizon_s=horizon_s)[0]
-
-
-def whiteness(resid: np.ndarray, lags: tuple[int, ...] = (1, 10, 100)
-              ) -> dict[str, dict[str, float]]:
-    """Residual autocorrelation per joint at a few lags: near 0 means white residuals."""
-    out = {}
-    for j, name in enumerate(JOINT_NAMES):
-        r = resid[:, j] - resid[:, j].mean()
-        den = float(r @ r) or 1.0
-        out[name] = {f"lag{k}": float(r[:-k] @ r[k:] / den) for k in lags if k < r.size}
-    return out
+def identify_output_error_many(ms: list[Measurement], progress: Progress | None = None, *,
+                               fixed: dict[str, float] | None = None) -> IdentificationResult:
+    """One set of friction parameters fitted to several captures of the same rig at once."""
+    if not ms:
+        raise ValueError("no captures to fit")
+    t0 = time.perf_counter()
+    preps = [prepare(m) for m in ms]
+    start = np.exp(np.mean([np.log(np.clip(p.start, 1e-12, None)) for p in preps], axis=0))
+    free, start = _free_and_start(start, fixed)
+    fits = fit_output_error_many([p.experiment for p in preps], start, free)
+    elapsed = time.perf_counter() - t0
+    result = build_result(METHOD, preps[0], fits[0], free, elapsed, extra={
+        "captures": [m.capture_id for m in ms],
+        "fit_percent_per_capture": [capture_fit(p.m, f) for p, f in zip(preps, fits)]})
+    worst = {j: min(c[j] for c in result.diagnostics["fit_percent_per_capture"])
+             for j in JOINT_NAMES}
+    return result.model_copy(update={
+        "capture_id": "+".join(str(m.capture_id) for m in ms), "fit_percent": worst,
+        "capture_seconds": sum(m.duration_s for m in ms),
+        "samples": sum(int(m.angles.shape[0]) for m in ms),
+        "lost_samples": sum(m.lost_samples for m in ms)})

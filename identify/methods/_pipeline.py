@@ -36,7 +36,7 @@ from ..model import (
 from ..results import IdentificationResult, ParameterEstimate, fit_percent
 from ..signal import Decimated, Measurement, Release, decimate, find_release
 from ._joint_regression import JointRegression, regression_estimate
-from ._output_error import LOG_BOUNDS, Experiment, InitialState, OEFit
+from ._oe_problem import LOG_BOUNDS, Experiment, InitialState, OEFit
 
 #: what output error fits: mu_d, mu_s, mu_v, omega_t of both joints (Fn_t is not identifiable)
 FREE_NAMES = joint_params("mu_d", "mu_s", "mu_v", "omega_t")

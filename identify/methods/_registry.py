@@ -9,12 +9,12 @@ from ..results import IdentificationResult
 from ..signal import Measurement
 from ._grey_box import METHOD as GREY_BOX
 from ._grey_box import identify_grey_box
-from ._output_error_method import METHOD as OUTPUT_ERROR
-from ._output_error_method import identify_output_error
+from ._output_error import METHOD as OUTPUT_ERROR
+from ._output_error import identify_output_error
 from ._regression import METHOD as REGRESSION
 from ._regression import identify_regression
-from ._simplex_method import METHOD as SIMPLEX
-from ._simplex_method import identify_simplex
+from ._simplex import METHOD as SIMPLEX
+from ._simplex import identify_simplex
 from ._uas import METHOD as UAS
 from ._uas import identify_uas
 from .integral import METHOD as INTEGRAL

@@ -17,7 +17,7 @@ from ._differentiate import (
     second_derivative_kernel,
 )
 from ._measurement import Measurement
-from ._release import UNKNOWN_RESOLUTION_RAD, Release, find_release
+from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._synthetic import free_decay_counts, simulated_measurement
 
 __all__ = [

@@ -22,7 +22,7 @@ from ._mittag_leffler import (
     nussbaum_gain,
     nussbaum_scalar,
 )
-from ._simplex import initial_points, modified_simplex
+from ._modified_simplex import initial_points, modified_simplex
 
 __all__ = [
     "ML3_T_MAX", "ML3_T_MIN", "POOR_FACTOR", "LMResult", "LinearFit", "LseiSolution",

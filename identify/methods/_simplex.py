@@ -19,7 +19,7 @@ from .._progress import Progress
 from ..results import IdentificationResult, ParameterEstimate
 from ..signal import Measurement
 from ..solvers import modified_simplex
-from ._output_error import OEFit, OutputErrorProblem, residual_inflation, whiteness
+from ._oe_problem import OEFit, OutputErrorProblem, residual_inflation, whiteness
 from ._pipeline import FREE, build_result, parameter_estimates, prepare
 
 METHOD = "simplex"

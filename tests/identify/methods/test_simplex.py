@@ -4,7 +4,7 @@ import pytest
 
 # private on purpose: the tests wrap the optimiser the method calls, to compare what the
 # method reports with what the optimiser did
-import identify.methods._simplex_method as simplex_method
+import identify.methods._simplex as simplex_method
 from identify import TABLE_III_TRUTH, RigParams, identify, simulated_measurement
 from identify.methods import identify_simplex
 
