@@ -11,9 +11,11 @@ import uuid
 
 import pytest
 
-from daq.config import MqttConfig
-from daq.mqtt import send_command
-from daq.storage import Catalog
+from daq.config import MqttConfig, load_settings
+from daq.mqtt import CommandRouter, Courier, send_command
+from daq.runtime import RigDaemon, SessionPlan
+from daq.storage import Catalog, Outbox
+from drivers.sim import SimulatedRig
 
 URL = "mqtt://127.0.0.1:1883"
 
@@ -115,3 +117,33 @@ async def test_a_latch_plan_sent_to_the_daemon_opens_the_bridges_latch(tmp_path)
         emu.send_signal(signal.SIGTERM)
         emu.wait(timeout=30)
     assert "Traceback" not in serve_log.read_text()
+
+
+@pytest.mark.timeout(300)
+async def test_a_plan_takes_what_it_leaves_out_from_the_daemons_rig_and_may_not_contradict_it(
+        tmp_path, until):
+    # no broker: the courier is never connected, what is published waits in the outbox
+    settings = load_settings(None, storage={"directory": str(tmp_path)},
+                             mqtt={"url": "mqtt://127.0.0.1:9", "telemetry_hz": 0})
+    rig = SimulatedRig(pose_deg=(0.0, 30.0), paced=False, auto_release=False)
+    router = CommandRouter(settings.mqtt.rig_id)
+    lines: list[str] = []
+    with Catalog.open(tmp_path) as cat:
+        daemon = RigDaemon(settings, rig, Courier(settings.mqtt, Outbox(tmp_path)), router, cat,
+                           say=lines.append)
+        try:
+            wrong = await router.handle("session/start", {"plan": {
+                "captures": 1, "source": "serial", "port": "/dev/x", "release": "operator"}},
+                None)
+            assert not wrong["ok"] and "this daemon's rig is sim" in wrong["error"]
+            started = await router.handle("session/start", {"plan": {
+                "captures": 1, "poses_deg": [[0.0, 30.0]]}}, None)
+            assert started["ok"], started
+            sid = started["result"]["session_id"]
+            await until(lambda: f"session {sid}: over; idle" in lines, 240, "the session to end")
+            plan = SessionPlan.model_validate_json(cat.session(sid).plan_json)
+            assert plan.source == "sim" and plan.paced is False  # the daemon's rig, unpaced
+            assert cat.session(sid).status == "done"
+            assert [c.status for c in cat.captures(sid)] == ["done"]
+        finally:
+            daemon.pool.shutdown()
