@@ -90,6 +90,8 @@ class CommandRouter:
             data = json.loads(payload or b"{}")
         except (ValueError, UnicodeDecodeError) as exc:
             return verb, None, f"not valid JSON: {exc}"
+        except RecursionError:
+            return verb, None, "the request is nested too deeply"
         if not isinstance(data, dict):
             return verb, None, "the request must be a JSON object"
         return verb, data, None

@@ -274,17 +274,27 @@ class Courier:
                 work = handler(message)
             task = asyncio.create_task(work)  # a slow one blocks no other
             self._running.add(task)
-            task.add_done_callback(self._running.discard)
+            task.add_done_callback(self._handled)
+
+    def _handled(self, task: asyncio.Task[None]) -> None:
+        """A message's work is over: a failure is logged, never left unretrieved."""
+        self._running.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("MQTT: handling a message failed: %s", task.exception())
 
     async def _command(self, message: Any) -> None:
+        """Every command gets a reply, whatever its payload or its handler does."""
         assert self.commands is not None
-        raw = message.payload if isinstance(message.payload, (bytes, bytearray)) else b""
-        verb, data, error = self.commands.parse(message.topic.value, bytes(raw))
+        verb = self.commands.topics.verb_of(message.topic.value)
+        data: dict[str, Any] | None = None
         try:
+            raw = message.payload if isinstance(message.payload, (bytes, bytearray)) else b""
+            verb, data, error = self.commands.parse(message.topic.value, bytes(raw))
             fields = await self.commands.handle(verb, data, error)
-        except Exception as exc:  # noqa: BLE001 - a handler's bug is the reply, not a crash
+        except Exception as exc:  # noqa: BLE001 - a bug is the reply, never a lost one
             log.exception("command %s failed", verb)
-            fields = {"verb": verb, "ok": False, "error": f"internal error: {exc}"}
+            fields = {"verb": verb, "ok": False, "error": f"internal error: {exc}",
+                      "correlation_id": None}
         props = getattr(message, "properties", None)
         response = getattr(props, "ResponseTopic", None) if props is not None else None
         correlation = getattr(props, "CorrelationData", None) if props is not None else None

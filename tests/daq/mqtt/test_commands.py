@@ -35,6 +35,9 @@ class V5Client:
         await self.client.subscribe(self.response, qos=1)
         self._task = asyncio.create_task(self._read())
 
+    def stop(self) -> None:
+        self._task.cancel()
+
     async def _read(self) -> None:
         async for m in self.client.messages:
             if m.topic.value == self.response:
@@ -144,3 +147,26 @@ def test_hilrig_cmd_says_what_is_wrong_before_sending(tmp_path):
                             env=dict(env, HILRIG_MQTT__RIG_ID=f"nobody-{uuid.uuid4().hex[:6]}"),
                             capture_output=True, text=True, timeout=60)
     assert nobody.returncode == 1 and "no reply" in nobody.stderr
+
+
+@pytest.mark.fault(injected="bad input: commands nested 2,000 and 100,000 levels deep",
+                   expected="a one-line refusal each; the command reader goes on")
+@pytest.mark.timeout(120)
+async def test_a_deeply_nested_command_is_refused_and_the_reader_survives(tmp_path, until):
+    rig_id = f"deep-{uuid.uuid4().hex[:8]}"
+    settings = load_settings(None, mqtt={"rig_id": rig_id, "url": URL})
+    router = CommandRouter(rig_id)
+    async with Courier(settings.mqtt, Outbox(tmp_path), commands=router) as courier, \
+            aiomqtt.Client("127.0.0.1", 1883, protocol=aiomqtt.ProtocolVersion.V5) as c:
+        lab = V5Client(c, rig_id)
+        await lab.start()
+        await until(lambda: courier.listening.is_set(), 20, "the courier to listen")
+        for depth in (2_000, 100_000):
+            for verb, payload in (("arm", "[" * depth + "]" * depth),
+                                  ("session/start",
+                                   '{"plan": ' + '{"a": ' * depth + "1" + "}" * depth + "}")):
+                reply = await lab.ask(verb, payload, timeout=30)
+                assert reply["ok"] is False and "nested too deeply" in reply["error"], reply
+        alive = await lab.ask("arm", "{}", timeout=30)
+        assert alive["ok"] is False and "not available" in alive["error"]
+        lab.stop()
