@@ -18,7 +18,7 @@ until the policy arms it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,7 +134,7 @@ class AcquisitionEngine:
         return self.ring.latest(n)[1]
 
     # -- the loop --------------------------------------------------------------------------
-    async def events(self) -> AsyncIterator[EngineEvent]:
+    async def events(self) -> AsyncGenerator[EngineEvent, None]:
         """Open the source and yield the events of every block until the policy stops."""
         self._halted = False
         self._task = asyncio.current_task()

@@ -26,6 +26,7 @@ from ..runtime import (
     parse_plan,
     releaser_for,
     run_worker,
+    stored_plan,
 )
 from ..storage import Catalog
 from ._catalog import open_catalog, pid_alive, session_row
@@ -155,7 +156,7 @@ def _run_session_foreground(settings: Settings, session_id: str) -> int:
 
 async def _session(settings: Settings, session_id: str) -> int:
     with open_catalog(settings) as cat:
-        plan = SessionPlan.model_validate_json(cat.session(session_id).plan_json)
+        plan = stored_plan(cat.session(session_id))
         source = (bridge_source(settings, plan.port or "") if plan.source == "serial"
                   else sim_source(settings, paced=plan.paced, pose_deg=plan.pose(1),
                                   auto_release=False))
@@ -166,10 +167,10 @@ async def _session(settings: Settings, session_id: str) -> int:
             session.register_commands(rig.router)
             await session.run()
         row = cat.session(session_id)
-    if row.status == "stopped":
-        say(f"session {session_id} stopped ({row.reason}); `hilrig session resume "
+    if row.status in ("stopped", "failed"):
+        say(f"session {session_id} {row.status} ({row.reason}); `hilrig session resume "
             f"{session_id}` continues it")
-    return 1 if row.status == "stopped" and row.reason != "stop requested" else 0
+    return 0 if row.status == "done" or row.reason == "stop requested" else 1
 
 
 # -- tools beside a live rig --------------------------------------------------------------

@@ -122,7 +122,7 @@ class SessionPayload(Envelope):
 
     schema_id: Literal["hilrig.session/1"] = Field("hilrig.session/1", alias="schema")
     session_id: str
-    state: Literal["running", "waiting_for_release", "suspended", "done", "stopped"]
+    state: Literal["running", "waiting_for_release", "suspended", "done", "stopped", "failed"]
     name: str = ""
     planned: int | None = None
     done: int = 0

@@ -15,7 +15,7 @@ from ._core import RunCore
 from ._daemon import RigDaemon
 from ._finisher import CaptureFinisher, CaptureOutcome, Ledger, RunReport, result_line
 from ._offload import JobOffload
-from ._plan import PlanError, SessionPlan, load_plan, parse_plan
+from ._plan import PlanError, SessionPlan, load_plan, parse_plan, stored_plan
 from ._pool import IdentificationPool, identify_file
 from ._publication import Publication
 from ._reidentify import (
@@ -49,5 +49,5 @@ __all__ = [
     "RunReport", "SessionConditions", "SessionPlan", "SessionRun", "SimReleaser",
     "SuspenderWatch", "Verdict", "capture_statistics", "identify_file", "load_plan",
     "new_session_id", "parse_plan", "releaser_for", "result_line", "rss_mb", "run_worker",
-    "session_progress",
+    "session_progress", "stored_plan",
 ]

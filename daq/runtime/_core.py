@@ -74,6 +74,17 @@ class RunCore:
         self.extras = extras or (lambda capture: {})
         self._documents: dict[str, int] = {}  # capture id -> lifecycle documents so far
 
+    async def drive(self, step: Callable[[EngineEvent], bool]) -> None:
+        """Hand every engine event to `step` until it returns False (or raises); the
+        source's stream is closed before this returns, whichever way it ends."""
+        events = self.engine.events()
+        try:
+            async for event in events:
+                if not step(event):
+                    break
+        finally:
+            await events.aclose()
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Publication and identification up around acquisition.

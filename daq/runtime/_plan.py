@@ -9,30 +9,39 @@ from __future__ import annotations
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from identify import METHODS
 
 from ..config import first_error
+from ..storage import SessionRow
 
-__all__ = ["PlanError", "SessionPlan", "load_plan"]
+__all__ = ["PlanError", "SessionPlan", "load_plan", "parse_plan", "stored_plan"]
 
 
 class PlanError(ValueError):
     """A plan that cannot run; the message is one line naming what and where."""
 
 
-class SessionPlan(BaseModel):
-    """How many captures (or until when), from which poses, released how, identified how."""
+#: a joint angle of a release pose, degrees from the hanging equilibrium
+PoseAngle = Annotated[float, Field(ge=-360.0, le=360.0)]
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class SessionPlan(BaseModel):
+    """How many captures (or until when), from which poses, released how, identified how.
+
+    Every number must be finite and in its range: a plan comes from files and commands,
+    and a session runs unattended on it for hours.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field("", max_length=200, description="free text shown with the session")
     captures: int | None = Field(None, ge=1, le=100_000, description="captures to complete")
     until_utc: datetime | None = Field(None, description="no new release after this time")
-    poses_deg: list[tuple[float, float]] = Field(
+    poses_deg: list[tuple[PoseAngle, PoseAngle]] = Field(
         default_factory=lambda: [(0.0, 120.0)], min_length=1,
         description="release poses (arm, pendulum) cycled capture after capture")
     source: Literal["sim", "serial"] = "sim"
@@ -56,14 +65,16 @@ class SessionPlan(BaseModel):
         3, ge=1, le=1000, description="captures failing in a row (file or identification) "
                                       "that stop the session: a read-only or broken archive")
     min_free_mb: float = Field(
-        500.0, ge=0, description="free disk space (MB) the archive needs before each capture")
+        500.0, ge=0, le=1e12,
+        description="free disk space (MB) the archive needs before each capture")
     settle_s: float = Field(
         5.0, ge=0, le=3600, description="a suspending condition must stay clear this long")
     suspend_limit_s: float = Field(
         1800.0, gt=0, le=7 * 86_400,
         description="a suspension lasting longer stops the session (its reason kept)")
     max_link_errors_per_s: float = Field(
-        2.0, gt=0, description="corrupted bridge frames per second that suspend the session")
+        2.0, gt=0, le=1e6,
+        description="corrupted bridge frames per second that suspend the session")
     max_in_flight: int = Field(
         2, ge=1, le=16, description="captures awaiting identification before a release waits")
 
@@ -129,3 +140,12 @@ def load_plan(path: Path, overrides: dict[str, object] | None = None) -> Session
     if not isinstance(section, dict):
         raise PlanError(f"{path}: [session] must be a table")
     return parse_plan({**section, **(overrides or {})}, str(path))
+
+
+def stored_plan(session: SessionRow) -> SessionPlan:
+    """A session's plan as the catalog keeps it; PlanError (one line) if it no longer holds."""
+    try:
+        return SessionPlan.model_validate_json(session.plan_json)
+    except ValidationError as exc:
+        raise PlanError(_one_line(exc, f"session {session.session_id}: its stored plan")
+                        ) from None

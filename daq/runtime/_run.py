@@ -58,9 +58,7 @@ class PlainRun:
         """Acquire until done, then wait for every capture to be finished."""
         self.directory.mkdir(parents=True, exist_ok=True)
         async with self.core.running():
-            async for event in self.engine.events():
-                if not self._step(event):
-                    break
+            await self.core.drive(self._step)
             await self.core.finisher.wait()
         return self.report
 

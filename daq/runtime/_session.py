@@ -16,6 +16,7 @@ request) do not. The archive's layout is in storage/_archive.py.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 import time
@@ -36,7 +37,7 @@ from ..acquisition import (
     EngineEvent,
     TriggerArmed,
 )
-from ..config import Settings
+from ..config import Settings, one_line
 from ..mqtt import CommandRouter, Courier
 from ..storage import (
     CaptureFileError,
@@ -59,6 +60,8 @@ from ._statistics import capture_statistics, rss_mb
 from ._suspenders import SuspenderWatch
 
 __all__ = ["ATTEMPTED", "SessionRun", "new_session_id"]
+
+log = logging.getLogger("hilrig.session")
 
 ATTEMPTED = ("captured", "done", "failed")  # a planned capture with one of these is not retried
 _STOP_POLL_S = 0.5
@@ -123,9 +126,10 @@ class SessionRun:
 
     # -- the run --------------------------------------------------------------------------
     async def run(self) -> str:
-        """Run the plan to its end (or a stop); the session's status: done or stopped.
+        """Run the plan to its end (or a stop); the session's status: done, stopped or failed.
 
-        Killed or interrupted, the session stays 'running' in the catalog: resumable.
+        Killed or interrupted, the session stays 'running' in the catalog: resumable. An
+        unforeseen fault ends it 'failed' with its reason (catalog, terminal, MQTT).
         """
         self.catalog.set_session_status(self.session_id, "running", pid=os.getpid())
         self.say(f"session {self.session_id}: running, archive {self.folder}")
@@ -134,10 +138,11 @@ class SessionRun:
                 watchdog = asyncio.create_task(self._watchdog())
                 try:
                     await self._finish_earlier_run()
-                    async for event in self.engine.events():
-                        if not self._step(event):
-                            break
+                    await self.core.drive(self._step)
                     await self.finisher.wait()
+                except Exception as exc:  # noqa: BLE001 - unforeseen: the session ends failed
+                    await self._finish_in_flight()
+                    return self._failed(exc)
                 finally:
                     watchdog.cancel()
                 return self._over()
@@ -162,6 +167,27 @@ class SessionRun:
         elif isinstance(event, BlockSeen) and self.engine.recording is None:
             return self._between_captures(event.end_index)
         return True
+
+    async def _finish_in_flight(self) -> None:
+        """Captures already taken are finished (written, identified) before a failed end."""
+        try:
+            await self.finisher.wait()
+        except Exception as exc:  # noqa: BLE001 - the first fault is the one reported
+            log.error("session %s: captures in flight not finished: %s", self.session_id,
+                      one_line(str(exc)))
+
+    def _failed(self, exc: Exception) -> str:
+        """A fault no step foresaw: the session ends 'failed' with it, told everywhere."""
+        reason = one_line(f"{type(exc).__name__}: {exc}")
+        log.error("session %s failed: %s", self.session_id, reason)
+        log.debug("session %s failed", self.session_id, exc_info=exc)
+        self.stop_reason = reason
+        self.catalog.set_session_status(self.session_id, "failed", reason=reason)
+        self.catalog.add_error(f"session failed: {reason}", session_id=self.session_id)
+        self.say(f"session {self.session_id}: FAILED: {reason}")
+        self.tell_progress("failed")
+        self.publication.status("idle")
+        return "failed"
 
     def _over(self) -> str:
         status = "stopped" if self.stop_reason else "done"

@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     session_id       TEXT PRIMARY KEY,
     name             TEXT NOT NULL DEFAULT '',
     plan_json        TEXT NOT NULL,
-    status           TEXT NOT NULL,          -- created, running, stopped, done
+    status           TEXT NOT NULL,          -- created, running, stopped, done, failed
     reason           TEXT,
     created_utc      TEXT NOT NULL,
     updated_utc      TEXT NOT NULL,

@@ -21,9 +21,17 @@ from hypothesis import strategies as st
 # faults below are injected there, in the storage layer's private module
 import daq.storage._atomic as atomic
 from daq.config import ConfigError, load_settings
-from daq.mqtt import COMMANDS, CommandRouter
-from daq.runtime import PlanError, SessionPlan, SessionRun, SimReleaser, new_session_id, parse_plan
-from daq.storage import Catalog, read_capture
+from daq.mqtt import COMMANDS, CommandRouter, Courier
+from daq.runtime import (
+    PlanError,
+    RigDaemon,
+    SessionPlan,
+    SessionRun,
+    SimReleaser,
+    new_session_id,
+    parse_plan,
+)
+from daq.storage import Catalog, Outbox, read_capture
 from drivers.sim import SimulatedRig
 
 POSE = (0.0, 30.0)
@@ -204,3 +212,83 @@ def test_a_read_only_archive_stops_the_session_instead_of_failing_all_night(tmp_
         caps = cat.captures(sid)
         assert 2 <= len(caps) <= 3 and {c.status for c in caps} == {"failed"}
     assert list(tmp_path.rglob("*.h5")) == [] and list(tmp_path.rglob("*.partial-*")) == []
+
+
+@pytest.mark.fault(injected="bad input: plans with Infinity, NaN and poses of +-1e308 degrees "
+                            "(file, command line, cmd/session/start)",
+                   expected="refused in one line naming the key; no session is created")
+@pytest.mark.parametrize("text", [
+    '{"captures": 1, "min_free_mb": Infinity}',
+    '{"captures": 1, "max_link_errors_per_s": NaN}',
+    '{"captures": 1, "poses_deg": [[1e308, -1e308]]}',
+    '{"captures": 1, "poses_deg": [[0, 400]]}',
+    '{"captures": 1, "capture_timeout_s": -Infinity}',
+])
+async def test_a_plan_with_a_non_finite_or_out_of_range_number_is_refused(tmp_path, text):
+    key = json.loads(text).keys() - {"captures"}
+    with pytest.raises(PlanError) as refused:
+        parse_plan(json.loads(text), "plan")
+    assert str(refused.value).split(":")[1].strip().split(".")[0] in key
+    assert len(str(refused.value).splitlines()) == 1
+    settings = load_settings(None, storage={"directory": str(tmp_path)},
+                             mqtt={"url": "mqtt://127.0.0.1:9", "telemetry_hz": 0})
+    router = CommandRouter(settings.mqtt.rig_id)
+    rig = SimulatedRig(paced=False, auto_release=False)
+    with Catalog.open(tmp_path) as cat:
+        RigDaemon(settings, rig, Courier(settings.mqtt, Outbox(tmp_path)), router, cat)
+        verb, data, error = router.parse(f"hilrig/{settings.mqtt.rig_id}/cmd/session/start",
+                                         f'{{"plan": {text}}}'.encode())
+        reply = await router.handle(verb, data, error)
+        assert not reply["ok"] and "session/start: plan" in reply["error"], reply
+        assert cat.sessions() == []
+
+
+class _BrokenReleaser(SimReleaser):
+    """Lets the rig go once, then fails as no step of a session foresees."""
+
+    def release(self, pose_deg, label):
+        if self.rig.release_index is not None:
+            raise OverflowError("cannot convert float infinity to integer")
+        return super().release(pose_deg, label)
+
+
+@pytest.mark.fault(injected="runtime: an exception no step of a session foresaw "
+                            "(the releaser fails at the second release)",
+                   expected="the session ends 'failed' with the reason in the catalog, on "
+                            "the terminal and in its last progress; what it did is kept")
+@pytest.mark.timeout(300)
+async def test_a_session_that_crashes_ends_failed_with_its_reason(tmp_path):
+    settings = load_settings(None, storage={"directory": str(tmp_path)})
+    plan = SessionPlan(captures=3, poses_deg=[POSE], paced=False)
+    lines: list[str] = []
+    progress: list[dict] = []
+    with Catalog.open(tmp_path) as cat:
+        sid = new_session_id()
+        cat.add_session(sid, plan.model_dump_json())
+        rig = SimulatedRig(pose_deg=POSE, paced=False, auto_release=False)
+        run = SessionRun(settings, rig, None, plan=plan, catalog=cat, session_id=sid,
+                         releaser=_BrokenReleaser(rig, plan.hold_s), say=lines.append,
+                         on_progress=progress.append)
+        assert await run.run() == "failed"
+        row = cat.session(sid)
+        assert row.status == "failed" and row.reason.startswith("OverflowError: cannot")
+        assert [c.status for c in cat.captures(sid)] == ["done"]  # the first one is kept
+        assert progress[-1]["state"] == "failed" and progress[-1]["reason"] == row.reason
+    assert any("FAILED: OverflowError" in line for line in lines)
+
+
+@pytest.mark.fault(injected="storage: a session whose stored plan no longer holds "
+                            "(a null where a number belongs)",
+                   expected="session resume: exit 2, one line naming the session and the key")
+def test_resuming_a_session_whose_stored_plan_is_broken_is_one_line(tmp_path):
+    with Catalog.open(tmp_path) as cat:
+        plan = json.loads(SessionPlan(captures=2).model_dump_json())
+        cat.add_session("S-broken", json.dumps({**plan, "min_free_mb": None}))
+        cat.set_session_status("S-broken", "running")
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path))
+    done = subprocess.run([*HILRIG, "session", "resume", "S-broken"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "hilrig: error: session S-broken: its stored plan: min_free_mb: Input should be a "
+        "valid number"]
