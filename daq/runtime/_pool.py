@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +32,18 @@ def _warm_up() -> None:
     """Import what identification needs, so the first capture does not wait for it."""
 
 
+def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
+    """In the identification process: leave as soon as the service that started it is
+    gone (a kill -9 leaves no one to shut the pool down; an orphan would live for ever
+    with its few hundred MB)."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(period_s)
+        os._exit(0)  # adopted by another process: the service is gone
+
+    threading.Thread(target=watch, name="hilrig-parent-watch", daemon=True).start()
+
+
 class IdentificationPool:
     """One identification process (spawned: no inherited event loop or sockets).
 
@@ -43,7 +58,8 @@ class IdentificationPool:
     def start(self) -> None:
         if self._executor is None:
             self._executor = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_die_with_parent, initargs=(os.getpid(),))
             self._executor.submit(_warm_up)
 
     async def identify(self, path: Path | str, method: str) -> IdentificationResult:

@@ -292,3 +292,55 @@ def test_resuming_a_session_whose_stored_plan_is_broken_is_one_line(tmp_path):
     assert done.stderr.strip().splitlines() == [
         "hilrig: error: session S-broken: its stored plan: min_free_mb: Input should be a "
         "valid number"]
+
+
+def _children(pid: int) -> dict[int, str]:
+    """Processes whose parent is `pid`: pid -> command line."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found[int(stat.parent.name)] = cmdline
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, not a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.fault(injected="service: kill -9 of `session start` while its identification "
+                            "process runs",
+                   expected="the identification process (and its resource tracker) is gone "
+                            "within seconds: nothing left adopted by PID 1")
+@pytest.mark.timeout(300)
+def test_killing_the_service_takes_its_identification_process_with_it(tmp_path, wait_until):
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path),
+               HILRIG_MQTT__RIG_ID=f"orphan-{uuid.uuid4().hex[:6]}",
+               HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_MQTT__TELEMETRY_HZ="0")
+    proc = subprocess.Popen([*HILRIG, "session", "start", "--captures", "20", "--sim",
+                             "--unpaced", "--pose", "0", "30"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        pool = wait_until(lambda: {p: c for p, c in _children(proc.pid).items()
+                                   if "multiprocessing" in c}, 120,
+                          "the identification process to start")
+        # it has started and imported: wait for the first capture it identifies
+        with Catalog.open(tmp_path, create=True) as cat:
+            wait_until(lambda: cat.captures(status="done"), 200, "a first identified capture")
+        helpers = {p for p in pool} | {c for p in pool for c in _children(p)}
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        wait_until(lambda: not any(_alive(p) for p in helpers), 30,
+                   f"the service's helpers {sorted(helpers)} to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
