@@ -43,8 +43,8 @@ class StreamDecoder:
       or length != 20 + payload_len (after the CRC).
     - ``crc_errors``; then ``unknown_type`` and ``bad_payload`` (SPEC 4).
 
-    Sequence accounting (only CRC-valid frames take part, whatever their type or
-    payload):
+    Sequence accounting (only frames taken as messages take part: a CRC-valid frame of
+    an unknown type or with a bad payload is line garbage whose seq means nothing):
 
     - ``lost_frames``: sum of ``d - 1`` over seq steps ``d = seq - last_seq (mod 2**32)``
       with ``1 < d < 2**31``; a repeat or a step backwards counts nothing and re-bases.
@@ -154,11 +154,6 @@ class StreamDecoder:
             if n != plen + 20:
                 self.length_errors += 1
                 continue
-            if last_seq is not None and t != 0x81:
-                d = (seq - last_seq) & _MASK
-                if 1 < d < _HALF:
-                    lost_frames += d - 1
-            last_seq = seq
             payload = raw[16:-4]
             frame = new(Frame)  # the frozen dataclass, filled without its __init__
             frame.__dict__.update(version_major=version, msg_type=t, flags=flags, seq=seq,
@@ -189,6 +184,14 @@ class StreamDecoder:
                         next_sample = 0
                 elif t == 0x81:
                     next_sample = None
+            # only a frame taken as a message counts in the sequence: one of an unknown
+            # type or with a bad payload (line garbage that kept a valid CRC) may carry
+            # any seq, and would count billions of frames as lost
+            if last_seq is not None and t != 0x81:
+                d = (seq - last_seq) & _MASK
+                if 1 < d < _HALF:
+                    lost_frames += d - 1
+            last_seq = seq
             append((frame, msg))
         self._last_seq = last_seq
         self._next_sample = next_sample

@@ -6,6 +6,9 @@ Imports neither storage, MQTT nor the runtime: it is tested with a source alone.
 """
 
 from ._capture import (
+    MAX_ANGLE_RAD,
+    MAX_RATE_HZ,
+    MIN_RATE_HZ,
     Capture,
     TriggerInfo,
     capture_resolution,
@@ -39,10 +42,10 @@ from ._trigger import (
 )
 
 __all__ = [
-    "AcquisitionEngine", "Armed", "BlockSeen", "Capture", "CaptureAborted", "CaptureProgress",
-    "CaptureStarted", "CaptureTaken", "EngineEvent", "FreeDecayTrigger", "LinkChanged",
-    "LinkWatch", "RingBuffer", "Settled", "Telemetry", "TelemetryDecimator", "TriggerArmed",
-    "TriggerEvent", "TriggerInfo", "TriggerState", "Triggered", "capture_summary",
-    "capture_resolution", "error_counts", "fit_release", "grown", "new_capture_id",
-    "summary_line", "to_measurement",
+    "MAX_ANGLE_RAD", "MAX_RATE_HZ", "MIN_RATE_HZ", "AcquisitionEngine", "Armed", "BlockSeen",
+    "Capture", "CaptureAborted", "CaptureProgress", "CaptureStarted", "CaptureTaken",
+    "EngineEvent", "FreeDecayTrigger", "LinkChanged", "LinkWatch", "RingBuffer", "Settled",
+    "Telemetry", "TelemetryDecimator", "TriggerArmed", "TriggerEvent", "TriggerInfo",
+    "TriggerState", "Triggered", "capture_summary", "capture_resolution", "error_counts",
+    "fit_release", "grown", "new_capture_id", "summary_line", "to_measurement",
 ]

@@ -26,6 +26,12 @@ __all__ = ["Capture", "TriggerInfo", "capture_resolution", "capture_summary", "n
            "to_measurement"]
 
 
+#: rates a capture may have: a rig samples at 100 Hz to 100 kHz, imports may differ
+MIN_RATE_HZ, MAX_RATE_HZ = 1.0, 1e6
+#: imported angles beyond this (about 160,000 turns) are no measurement of a joint
+MAX_ANGLE_RAD = 1e6
+
+
 def new_capture_id() -> str:
     """Sortable and unique: UTC time plus a random suffix."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
@@ -97,9 +103,13 @@ class Capture:
                                  f"{getattr(a, 'dtype', type(a))} {getattr(a, 'shape', '')}")
             if not bool(np.all(np.isfinite(a))):
                 raise ValueError("imported_angles_rad must be finite")
+            if a.size and float(np.abs(a).max()) > MAX_ANGLE_RAD:
+                raise ValueError(f"an angle of {float(np.abs(a).max()):.3g} rad: more than "
+                                 f"{MAX_ANGLE_RAD:g} rad is no joint angle")
         rate = float(self.sample_rate_hz)
-        if not (math.isfinite(rate) and rate > 0):
-            raise ValueError(f"sample_rate_hz must be finite and > 0, got {self.sample_rate_hz}")
+        if not (math.isfinite(rate) and MIN_RATE_HZ <= rate <= MAX_RATE_HZ):
+            raise ValueError(f"sample_rate_hz must lie in [{MIN_RATE_HZ:g}, {MAX_RATE_HZ:g}] Hz, "
+                             f"got {self.sample_rate_hz}")
         object.__setattr__(self, "sample_rate_hz", rate)
         cpr = tuple(int(x) for x in self.counts_per_rev)
         if len(cpr) != 2 or min(cpr) < 1:

@@ -26,7 +26,7 @@ from identify import (
 
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import Settings, first_error
-from ..storage import read_capture, write_capture_csv, write_capture_h5
+from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
 
@@ -119,14 +119,26 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 # -- identify -----------------------------------------------------------------------------
+def _read(path: str, settings: Settings) -> Capture:
+    """A capture file within what the settings allow, with a bar while a long one is read."""
+    bar = ProgressBar(f"read {Path(path).name}")
+    try:
+        return read_capture(path, limits=CaptureLimits.of(settings), progress=bar)
+    finally:
+        bar.close()
+
+
 def _load_measurement(path: str, tilt: float | None, settings: Settings) -> Measurement:
-    capture = read_capture(path)
+    capture = _read(path, settings)
     # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
     rig = capture.rig if capture.source.kind != "replay" else settings.rig
     rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
     if not 0 <= rig.tilt_deg < 90:
         raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
-    return to_measurement(capture, rig)
+    try:
+        return to_measurement(capture, rig)
+    except ValueError as exc:  # what identification cannot take: one line, naming the file
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
@@ -190,8 +202,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 # -- export -------------------------------------------------------------------------------
 def cmd_export(args: argparse.Namespace) -> int:
-    settings_of(args)  # a given --config must be valid even where no key applies
-    capture = read_capture(args.file)
+    capture = _read(args.file, settings_of(args))
     out = Path(args.out)
     _check_out_free(out, args.force)
     if out.suffix.lower() == ".csv":

@@ -25,13 +25,14 @@ from ._csv import CSV_COLUMNS, read_capture_csv, write_capture_csv
 from ._errors import CaptureFileError
 from ._files import read_capture
 from ._hdf5 import FORMAT_NAME, FORMAT_VERSION, read_capture_h5, write_capture_h5
+from ._limits import MIN_SAMPLES, CaptureLimits
 from ._outbox import OUTBOX_NAME, Outbox, OutboxRow
 
 __all__ = [
     "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "FORMAT_NAME", "FORMAT_VERSION",
-    "OUTBOX_NAME", "CaptureFileError", "CaptureRow", "Catalog", "CatalogError", "ErrorRow",
-    "Outbox", "OutboxRow", "ResultRow", "SessionRow", "plain_capture_path", "read_capture",
-    "read_capture_csv", "read_capture_h5", "result_path", "session_capture_path",
-    "session_folder", "store_result", "write_capture_csv", "write_capture_h5",
-    "write_text_atomic",
+    "MIN_SAMPLES", "OUTBOX_NAME", "CaptureFileError", "CaptureLimits", "CaptureRow", "Catalog",
+    "CatalogError", "ErrorRow", "Outbox", "OutboxRow", "ResultRow", "SessionRow",
+    "plain_capture_path", "read_capture", "read_capture_csv", "read_capture_h5", "result_path",
+    "session_capture_path", "session_folder", "store_result", "write_capture_csv",
+    "write_capture_h5", "write_text_atomic",
 ]

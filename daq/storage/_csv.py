@@ -6,7 +6,7 @@ offending line. Written atomically, numbers as shortest round-trip decimals.
 
 from __future__ import annotations
 
-import io
+import itertools
 import json
 import math
 import os
@@ -20,19 +20,19 @@ from typing import BinaryIO
 import numpy as np
 
 from drivers import SourceInfo
-from identify import RigParams
+from identify import Progress, RigParams
 
 from ..acquisition import Capture
 from ._atomic import atomic_target
 from ._errors import CaptureFileError, one_line_text
 from ._hdf5 import CHUNK_ROWS, check_suffix
+from ._limits import MIN_SAMPLES, CaptureLimits
 
 __all__ = ["CSV_COLUMNS", "read_capture_csv", "write_capture_csv"]
 
 CSV_COLUMNS: tuple[str, str, str] = ("t", "theta0", "theta1")
-CSV_MIN_ROWS = 10
+CSV_MIN_ROWS = MIN_SAMPLES
 CSV_MAX_BYTES = 2_000_000_000
-CSV_MAX_ROWS = 50_000_000
 #: A CSV time step must lie within this fraction of the median step of a whole multiple of it.
 GRID_TOLERANCE = 0.01
 _ASCII_WS = " \t\r\n\f\v"
@@ -189,15 +189,20 @@ def read_capture_csv(
     counts_per_rev: tuple[int, int] = (40_000, 40_000),
     *,
     max_bytes: int = CSV_MAX_BYTES,
-    max_rows: int = CSV_MAX_ROWS,
+    max_rows: int | None = None,
+    limits: CaptureLimits | None = None,
+    progress: Progress | None = None,
 ) -> Capture:
     """Import t,theta0,theta1 (seconds, radians) as a Capture with angles and no counts.
 
     The rate comes from the time grid (median step, refined over the whole span);
     sample_index counts grid steps from 0, so gaps in time become index jumps. Lines
     starting with # are comments. Any problem is a CaptureFileError naming the line.
+    A file holding more than `limits` allow (or `max_rows` rows) is refused as soon as
+    that many rows are read; `progress(fraction, message)` follows a long read.
     """
     p = Path(path)
+    limits = limits or CaptureLimits()
     if len(counts_per_rev) != 2 or min(counts_per_rev) < 1:
         raise ValueError(f"counts_per_rev must be two positive integers, got {counts_per_rev}")
     try:
@@ -213,29 +218,23 @@ def read_capture_csv(
                                       f"{max_bytes}")
         header_line = _read_header(fb, p)
         data_offset = fb.tell()
-        data: np.ndarray | None
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # loadtxt warns on an empty body
-                text = io.TextIOWrapper(fb, encoding="utf-8", newline="\n")
-                try:
-                    data = np.loadtxt(text, delimiter=",", comments="#", dtype=np.float64,
-                                      ndmin=2, max_rows=max_rows + 1)
-                finally:
-                    text.detach()  # leave fb open for the slow paths
-        except ValueError:  # includes UnicodeDecodeError
-            data = None
-        if data is None:
+        rows_allowed = max_rows if max_rows is not None else limits.max_samples
+        data = _load_chunks(fb, size, rows_allowed, progress)
+        if data is None:  # not plain numbers: the line parser names the first bad line
             fb.seek(data_offset)
-            data = _parse_rows(fb, header_line + 1, p, max_rows)
-        elif data.shape[0] > max_rows:
-            raise _csv_error(p, None, f"more than {max_rows} data rows (the limit)")
+            data = _parse_rows(fb, header_line + 1, p, rows_allowed)
+        if data.shape[0] > rows_allowed:
+            if max_rows is not None:
+                raise _csv_error(p, None, f"more than {max_rows} data rows (the limit)")
+            limits.check_samples(p, data.shape[0])
 
         def line_of(row: int) -> int | None:
             fb.seek(data_offset)
             return _line_of_row(fb, header_line + 1, row, p)
 
         index, rate = _check_rows(data, p, line_of)
+    limits.check_rate(p, rate)
+    limits.check_duration(p, float(data[-1, 0] - data[0, 0]))
     rig = rig if rig is not None else RigParams()
     try:
         source = SourceInfo(kind="replay", identity=f"csv:{p.name}", sample_rate_hz=rate,
@@ -246,3 +245,35 @@ def read_capture_csv(
                        source=source)
     except ValueError as exc:  # e.g. a rate that overflowed to inf
         raise CaptureFileError(f"{p}: {one_line_text(exc)}") from None
+
+
+_CHUNK_LINES = 200_000
+
+
+def _load_chunks(fb: BinaryIO, size: int, rows_allowed: int,
+                 progress: Progress | None) -> np.ndarray | None:
+    """The data rows by np.loadtxt, a chunk of lines at a time; None if a chunk is not
+    plain numbers. Stops once more than `rows_allowed` rows are read."""
+    chunks: list[np.ndarray] = []
+    rows = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # loadtxt warns on a chunk of comments only
+        while rows <= rows_allowed:
+            lines = list(itertools.islice(fb, _CHUNK_LINES))
+            if not lines:
+                break
+            try:
+                chunk = np.loadtxt([line.decode("utf-8") for line in lines], delimiter=",",
+                                   comments="#", dtype=np.float64, ndmin=2)
+            except ValueError:  # includes UnicodeDecodeError
+                return None
+            if chunk.size:
+                if chunks and chunk.shape[1] != chunks[0].shape[1]:
+                    return None
+                chunks.append(chunk)
+                rows += chunk.shape[0]
+            if progress is not None:
+                progress(fb.tell() / max(size, 1), f"{rows} rows")
+    if not chunks:
+        return np.zeros((0, 3))
+    return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]

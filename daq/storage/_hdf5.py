@@ -31,6 +31,7 @@ from ..acquisition import Capture, TriggerInfo
 from ..config import first_error
 from ._atomic import atomic_target
 from ._errors import CaptureFileError, one_line_text
+from ._limits import CaptureLimits
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5_SUFFIXES", "read_capture_h5",
            "write_capture_h5"]
@@ -97,12 +98,17 @@ def _pydantic_msg(exc: ValidationError) -> str:
     return first_error(exc, "(top level)")
 
 
-def read_capture_h5(path: str | os.PathLike[str]) -> Capture:
-    """Read and validate an HDF5 capture; any problem is a CaptureFileError."""
+def read_capture_h5(path: str | os.PathLike[str], *,
+                    limits: CaptureLimits | None = None) -> Capture:
+    """Read and validate an HDF5 capture; any problem is a CaptureFileError.
+
+    The data must be in the file itself (no external links, external storage or
+    virtual datasets: a capture names no other file), within `limits`.
+    """
     p = Path(path)
     try:
         with h5py.File(p, "r") as f:
-            return _capture_from_h5(f, p)
+            return _capture_from_h5(f, p, limits or CaptureLimits())
     except CaptureFileError:
         raise
     except FileNotFoundError:
@@ -123,10 +129,17 @@ def _attr_str(f: h5py.File, name: str, p: Path) -> str:
 
 
 def _dataset(f: h5py.File, name: str, kind: str, itemsize: int, shape: tuple[int | None, ...],
-             p: Path) -> np.ndarray:
+             p: Path, limits: CaptureLimits) -> np.ndarray:
+    link = f.get(name, getlink=True)
+    if link is not None and not isinstance(link, h5py.HardLink):
+        raise CaptureFileError(f"{p}: dataset {name} is a link to elsewhere "
+                               f"({type(link).__name__}); a capture holds its own data")
     obj = f.get(name)
     if not isinstance(obj, h5py.Dataset):
         raise CaptureFileError(f"{p}: missing dataset {name}")
+    if obj.is_virtual or obj.external:
+        raise CaptureFileError(f"{p}: dataset {name} keeps its data in other files; a capture "
+                               "holds its own data")
     want = f"{'int' if kind == 'i' else 'float'}{itemsize * 8}"
     if obj.dtype.kind != kind or obj.dtype.itemsize != itemsize:
         raise CaptureFileError(f"{p}: dataset {name} must be {want}, got {obj.dtype}")
@@ -135,10 +148,11 @@ def _dataset(f: h5py.File, name: str, kind: str, itemsize: int, shape: tuple[int
         want_shape = ", ".join("n" if w is None else str(w) for w in shape)
         raise CaptureFileError(f"{p}: dataset {name} has shape {obj.shape}, expected "
                                f"({want_shape}{',' if len(shape) == 1 else ''})")
+    limits.check_samples(p, obj.shape[0])  # before reading it
     return np.asarray(obj[()]).astype(obj.dtype.newbyteorder("="), copy=False)
 
 
-def _capture_from_h5(f: h5py.File, p: Path) -> Capture:
+def _capture_from_h5(f: h5py.File, p: Path, limits: CaptureLimits) -> Capture:
     if "format" not in f.attrs:
         raise CaptureFileError(f"{p}: not a hilrig capture (missing attribute format)")
     fmt = f.attrs["format"]
@@ -160,15 +174,18 @@ def _capture_from_h5(f: h5py.File, p: Path) -> Capture:
         raise CaptureFileError(f"{p}: holds both counts and angles_rad (expected one)")
     counts = angles = None
     if has_angles:
-        angles = _dataset(f, "angles_rad", "f", 8, (None, 2), p)
+        angles = _dataset(f, "angles_rad", "f", 8, (None, 2), p, limits)
     else:
-        counts = _dataset(f, "counts", "i", 4, (None, 2), p)
-    si = _dataset(f, "sample_index", "i", 8, (None,), p)
+        counts = _dataset(f, "counts", "i", 4, (None, 2), p, limits)
+    si = _dataset(f, "sample_index", "i", 8, (None,), p, limits)
     data = counts if counts is not None else angles
     assert data is not None  # one of the two was read just above
     n = data.shape[0]
     if si.shape[0] != n:
         raise CaptureFileError(f"{p}: sample_index has {si.shape[0]} rows, data has {n}")
+    rate = float(f.attrs["sample_rate_hz"])
+    limits.check_rate(p, rate)
+    limits.check_duration(p, float(si[-1] - si[0]) / rate)
     cpr = np.asarray(f.attrs["counts_per_rev"])
     if cpr.shape != (2,) or cpr.dtype.kind not in "iu":
         raise CaptureFileError(f"{p}: attribute counts_per_rev must be two integers, got {cpr!r}")

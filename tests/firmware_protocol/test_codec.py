@@ -438,3 +438,19 @@ def test_feed_accepts_bytes_like_and_empty():
     assert dec.feed(b"") == []
     assert dec.feed(bytearray(wire[:5])) == []
     assert [m for _, m in dec.feed(memoryview(wire)[5:])] == [fp.Ping(3)]
+
+
+@pytest.mark.fault(injected="serial: line garbage that keeps a valid CRC (an unknown type, "
+                            "a SAMPLES frame with a bad payload) with a foreign seq",
+                   expected="counted as unknown_type / bad_payload; no frame counted lost")
+def test_garbage_with_a_valid_crc_and_a_foreign_seq_loses_no_frames():
+    stream = b"".join(fp.encode_message(fp.Ping(k), k) for k in range(5))
+    # seqs a little ahead (a forward jump) of the real sender's
+    stream += stuffed(raw_frame(0x7E, b"\x01\x02", seq=1_000_000))  # an unknown type
+    stream += stuffed(raw_frame(0x82, bytes(77), seq=2_000_000, n=10))  # payload misfit
+    stream += b"".join(fp.encode_message(fp.Ping(k), k) for k in range(5, 10))
+    dec = fp.StreamDecoder()
+    got = dec.feed(stream)
+    assert [m.token for _, m in got] == list(range(10))
+    assert dec.unknown_type == 1 and dec.bad_payload == 1
+    assert dec.lost_frames == 0  # 1,999,995 when foreign seqs took part

@@ -75,14 +75,15 @@ def model(stream: bytes) -> tuple[list[fp.Frame], dict[str, int]]:
             if len(raw) != 20 + plen:
                 c["length_errors"] += 1
                 continue
-            if last_seq is not None and t != 0x81 and 1 < (seq - last_seq) % 2**32 < 2**31:
-                c["lost_frames"] += (seq - last_seq) % 2**32 - 1
-            last_seq = seq
             if t != 0x82 and t not in PAYLOAD_SIZES:
                 c["unknown_type"] += 1
             elif plen not in PAYLOAD_SIZES.get(t, {8 * n}):
                 c["bad_payload"] += 1
             else:
+                # only frames taken as messages count in the sequence
+                if last_seq is not None and t != 0x81 and 1 < (seq - last_seq) % 2**32 < 2**31:
+                    c["lost_frames"] += (seq - last_seq) % 2**32 - 1
+                last_seq = seq
                 frames.append(fp.Frame(1, t, flags, seq, first, n, raw[16:-4]))
                 if t == 0x82:
                     if next_sample is not None and (first - next_sample) % 2**32 < 2**31:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 import time
 from collections.abc import Callable
@@ -17,10 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from daq.acquisition import Capture, TriggerInfo
+from daq.cli import main
 from daq.storage import (
     FORMAT_NAME,
     FORMAT_VERSION,
     CaptureFileError,
+    CaptureLimits,
     read_capture,
     read_capture_csv,
     read_capture_h5,
@@ -626,3 +629,126 @@ def test_csv_like_text_parses_or_raises_capture_file_error(
     path = tmp_path / "fuzz.csv"
     path.write_text("\n".join([head, *lines]), encoding="utf-8", newline="")
     _parses_or_capture_file_error(path)
+
+
+# --------------------------------------- what a capture file may hold (fault suite)
+
+def _h5_variant(tmp_path: Path, name: str, change: Callable[[h5py.File], None]) -> Path:
+    path = tmp_path / name
+    write_capture_h5(path, make_capture(n=2_000, gap=None))
+    with h5py.File(path, "r+") as f:
+        change(f)
+    return path
+
+
+def _replace_datasets(rows: slice | None = None, **values: np.ndarray
+                      ) -> Callable[[h5py.File], None]:
+    def change(f: h5py.File) -> None:
+        for name in ("counts", "sample_index"):
+            data = values.get(name, f[name][()] if rows is None else f[name][rows])
+            del f[name]
+            f.create_dataset(name, data=data)
+    return change
+
+
+def _bad_files(tmp_path: Path) -> dict[str, Path]:
+    t = np.arange(100) * 1e-3
+    huge_index = np.arange(2_000, dtype=np.int64)
+    huge_index[-1] = 10**15
+    angles = tmp_path / "huge_angles.csv"
+    angles.write_text(_csv([f"{a!r},{1e308 if k % 2 else -1e308},0.1"
+                            for k, a in enumerate(t.tolist())]))
+    times = tmp_path / "huge_times.csv"
+    times.write_text(_csv([f"{1e300 + k * 1e290!r},0.1,0.2" for k in range(100)]))
+
+    def slow_rate(f: h5py.File) -> None:
+        f.attrs["sample_rate_hz"] = 1e-300
+
+    return {
+        "only 1 samples": _h5_variant(tmp_path, "one_row.h5", _replace_datasets(slice(0, 1))),
+        "longer than the longest capture": _h5_variant(
+            tmp_path, "huge_index.h5", _replace_datasets(sample_index=huge_index)),
+        "sample_rate_hz must lie in [1, 1e+06] Hz, got 1e-300": _h5_variant(
+            tmp_path, "slow.h5", slow_rate),
+        "no joint angle": angles,
+        "sample_rate_hz must lie in [1, 1e+06] Hz, got 1e-290": times,
+    }
+
+
+@pytest.mark.fault(injected="bad input: a 1-row HDF5, sample_index up to 1e15, "
+                            "sample_rate_hz 1e-300, CSV angles of +-1e308, CSV times near 1e300",
+                   expected="hilrig identify: exit 2 and one line naming the file and the "
+                            "problem; no traceback, no allocation of petabytes")
+def test_files_no_capture_could_hold_are_one_line_errors(tmp_path, capsys):
+    for expected, path in _bad_files(tmp_path).items():
+        with pytest.raises(CaptureFileError, match=re.escape(expected)):
+            read_capture(path)
+        assert main(["identify", str(path)]) == 2, path
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(path) in err[0] and expected in err[0], err
+
+
+@pytest.mark.fault(injected="bad input: a FIFO named .csv and one named .h5",
+                   expected="refused at once as not a regular file (it blocked for ever)")
+@pytest.mark.timeout(30)
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    for name in ("pipe.csv", "pipe.h5"):
+        os.mkfifo(tmp_path / name)
+        with pytest.raises(CaptureFileError, match="not a regular file"):
+            read_capture(tmp_path / name)
+
+
+@pytest.mark.fault(injected="bad input: captures longer than the settings allow "
+                            "(CSV and HDF5)",
+                   expected="refused as soon as the limit is passed, naming the setting to raise")
+def test_a_file_longer_than_the_longest_capture_is_refused_naming_the_setting(tmp_path):
+    from daq.config import load_settings
+
+    limits = CaptureLimits.of(load_settings(None, trigger={"max_duration_s": 0.5,
+                                                           "pre_trigger_s": 0.1}))
+    assert limits.max_samples == 6_001 and limits.max_duration_s == pytest.approx(0.6)
+    h5 = tmp_path / "long.h5"
+    write_capture_h5(h5, make_capture(n=7_000, gap=None))
+    csv = tmp_path / "long.csv"
+    write_capture_csv(csv, make_capture(n=7_000, gap=None))
+    for path in (h5, csv):
+        with pytest.raises(CaptureFileError, match=r"more than 6001 samples.*trigger\."
+                                                   r"max_duration_s"):
+            read_capture(path, limits=limits)
+    sparse = tmp_path / "sparse.csv"  # few samples, but a span of 5 s
+    sparse.write_text(_csv(_rows(12, step=0.5)))
+    with pytest.raises(CaptureFileError, match=r"spans 5\.5 s, longer than"):
+        read_capture(sparse, limits=limits)
+    assert len(read_capture(csv)) == 7_000  # the default limits: what any settings allow
+
+
+def test_a_long_csv_read_tells_its_progress(tmp_path):
+    path = tmp_path / "long.csv"
+    write_capture_csv(path, make_capture(n=450_001, first=0, gap=None))
+    seen: list[float] = []
+    capture = read_capture(path, progress=lambda fraction, message: seen.append(fraction))
+    assert len(capture) == 450_001
+    assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+
+
+@pytest.mark.fault(injected="bad input: an HDF5 capture whose counts are an external link, "
+                            "external storage or a virtual dataset of another file",
+                   expected="refused: a capture holds its own data")
+def test_a_capture_naming_data_in_another_file_is_refused(tmp_path):
+    donor = tmp_path / "donor.h5"
+    write_capture_h5(donor, make_capture(n=2_000, gap=None))
+
+    def external_link(f: h5py.File) -> None:
+        del f["counts"]
+        f["counts"] = h5py.ExternalLink(str(donor), "/counts")
+
+    def virtual(f: h5py.File) -> None:
+        del f["counts"]
+        layout = h5py.VirtualLayout(shape=(2_000, 2), dtype=np.int32)
+        layout[:] = h5py.VirtualSource(str(donor), "counts", shape=(2_000, 2))
+        f.create_virtual_dataset("counts", layout)
+
+    for name, change, why in (("link.h5", external_link, "a link to elsewhere"),
+                              ("virtual.h5", virtual, "keeps its data in other files")):
+        with pytest.raises(CaptureFileError, match=why):
+            read_capture(_h5_variant(tmp_path, name, change))
