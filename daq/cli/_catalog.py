@@ -13,6 +13,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -230,9 +231,14 @@ async def _reidentify(settings: Settings, cat: Catalog, capture_id: str, method:
     try:
         courier = Courier(cfg, outbox, announce=False, drain_timeout_s=cfg.connect_timeout_s + 5)
         async with courier if online else contextlib.nullcontext(courier):
+            def publish(capture_id: str, result: IdentificationResult,
+                        queued: Callable[[], None] | None) -> None:
+                courier.put_result(capture_id, result.method, result)  # into the outbox
+                if queued is not None:
+                    queued()
+
             reidentifier = Reidentifier(CatalogArchive(cat, root), _identify_here,
-                                        publish=lambda cid, r: courier.put_result(
-                                            cid, r.method, r))
+                                        publish=publish)
             try:
                 done = await reidentifier.run(capture_id, method)
             except ArchiveError as exc:

@@ -91,7 +91,7 @@ class CapturePayload(Envelope):
     document: Literal["start", "progress", "stop"]
     session_id: str | None = None
     seq: int | None = Field(None, description="the planned capture number in its session")
-    exit_status: Literal["success", "failed", "aborted"] | None = Field(
+    exit_status: Literal["success", "failed", "aborted", "interrupted"] | None = Field(
         None, description="stop documents: how the capture ended")
     reason: str | None = Field(None, description="stop documents that did not succeed: why")
     samples: int | None = None

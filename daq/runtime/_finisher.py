@@ -57,8 +57,12 @@ class Ledger(Protocol):
         """The capture file is archived."""
 
     def result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
-                     key: str | None = None) -> None:
-        """A result (`key`: its delivery id when a worker sent it, to keep it once)."""
+                     key: str | None = None) -> Callable[[], None] | None:
+        """A result (`key`: its delivery id when a worker sent it, to keep it once).
+
+        Returns what to do once the result is in the outbox (a session marks it there,
+        so a resume after a kill publishes what never got that far), or None.
+        """
 
     def identified(self, outcome: CaptureOutcome) -> None:
         """Every method has its result."""
@@ -146,8 +150,8 @@ class CaptureFinisher:
                 return
             outcome.result = result
             self.say(result_line(result))
-            self.ledger.result_ready(outcome, result)
-            self.publication.result(outcome.capture_id, result)
+            queued = self.ledger.result_ready(outcome, result)
+            self.publication.result(outcome.capture_id, result, queued=queued)
         self.ledger.identified(outcome)
 
     def worker_result(self, outcome: CaptureOutcome, result: IdentificationResult, key: str,
@@ -155,7 +159,9 @@ class CaptureFinisher:
         """A worker's result for an offloaded capture (it published the result itself)."""
         outcome.result = result
         self.say(result_line(result) + " (worker)")
-        self.ledger.result_ready(outcome, result, key)
+        queued = self.ledger.result_ready(outcome, result, key)
+        if queued is not None:
+            queued()  # the worker published it itself
         if last:
             self.ledger.identified(outcome)
 

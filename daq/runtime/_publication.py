@@ -55,8 +55,15 @@ class Publication:
         full = {**self.ids(capture_id), **body}
         self._put(lambda c: c.publish_capture(capture_id, full))
 
-    def result(self, capture_id: str, result: IdentificationResult) -> None:
-        self._put(lambda c: c.publish_result(capture_id, result.method, result))
+    def result(self, capture_id: str, result: IdentificationResult,
+               queued: Callable[[], None] | None = None) -> None:
+        """A result; `queued()` is called once it is in the courier's outbox (durable)."""
+        async def job(courier: Courier) -> None:
+            await courier.publish_result(capture_id, result.method, result)
+            if queued is not None:
+                queued()
+
+        self._put(job)
 
     def event(self, level: str, code: str, message: str, capture_id: str | None = None) -> None:
         """A warning or an error for dashboards, with the ids that join it."""

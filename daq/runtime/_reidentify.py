@@ -23,6 +23,8 @@ __all__ = ["ArchiveError", "CaptureArchive", "CatalogArchive", "DirectoryArchive
            "Reidentified", "Reidentifier"]
 
 Identify = Callable[[Path, str], Awaitable[IdentificationResult]]
+#: publish(capture_id, result, queued): `queued()`, if given, once it is in the outbox
+Publish = Callable[[str, IdentificationResult, Callable[[], None] | None], None]
 
 
 class ArchiveError(LookupError):
@@ -38,6 +40,10 @@ class CaptureArchive(Protocol):
 
     def keep(self, capture_id: str, path: Path, result: IdentificationResult) -> dict[str, Any]:
         """Keep the result; the ids it was kept under (e.g. result_id)."""
+        ...
+
+    def queued(self, kept: dict[str, Any]) -> Callable[[], None] | None:
+        """What to note once the kept result is in the outbox, if anything."""
         ...
 
 
@@ -70,6 +76,9 @@ class CatalogArchive:
         row = store_result(self.catalog, capture_id, path, result)
         return {"result_id": row.result_id, "path": row.path}
 
+    def queued(self, kept: dict[str, Any]) -> Callable[[], None] | None:
+        return lambda: self.catalog.mark_result_queued(kept["result_id"])
+
 
 @dataclass
 class DirectoryArchive:
@@ -88,6 +97,9 @@ class DirectoryArchive:
     def keep(self, capture_id: str, path: Path, result: IdentificationResult) -> dict[str, Any]:
         return {}
 
+    def queued(self, kept: dict[str, Any]) -> Callable[[], None] | None:
+        return None
+
 
 @dataclass
 class Reidentified:
@@ -100,7 +112,7 @@ class Reidentifier:
     """Locate, identify (`identify(path, method)`), keep, then `publish(capture_id, result)`."""
 
     def __init__(self, archive: CaptureArchive, identify: Identify,
-                 publish: Callable[[str, IdentificationResult], None] | None = None,
+                 publish: Publish | None = None,
                  say: Callable[[str], None] | None = None) -> None:
         self.archive = archive
         self.identify = identify
@@ -115,7 +127,7 @@ class Reidentifier:
         if self.say is not None:
             self.say(result_line(result))
         if self.publish is not None:
-            self.publish(capture_id, result)
+            self.publish(capture_id, result, self.archive.queued(kept))
         return Reidentified(capture_id, result, kept)
 
     async def command(self, request: IdentifyRequest) -> dict[str, Any]:

@@ -84,8 +84,8 @@ class PlainRun:
         pass
 
     def result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
-                     key: str | None = None) -> None:
-        pass
+                     key: str | None = None) -> Callable[[], None] | None:
+        return None
 
     def identified(self, outcome: CaptureOutcome) -> None:
         pass

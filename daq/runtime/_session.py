@@ -40,9 +40,7 @@ from ..acquisition import (
 from ..config import Settings, one_line
 from ..mqtt import CommandRouter, Courier
 from ..storage import (
-    CaptureFileError,
     Catalog,
-    read_capture,
     session_capture_path,
     session_folder,
     store_result,
@@ -54,6 +52,7 @@ from ._plan import SessionPlan
 from ._pool import IdentificationPool
 from ._reidentify import CatalogArchive, Reidentifier
 from ._releasers import Releaser
+from ._resume import finish_earlier_run
 from ._session_commands import SessionCommands
 from ._session_progress import session_progress
 from ._statistics import capture_statistics, rss_mb
@@ -137,7 +136,7 @@ class SessionRun:
             async with self.core.running():
                 watchdog = asyncio.create_task(self._watchdog())
                 try:
-                    await self._finish_earlier_run()
+                    await finish_earlier_run(self)
                     await self.core.drive(self._step)
                     await self.finisher.wait()
                 except Exception as exc:  # noqa: BLE001 - unforeseen: the session ends failed
@@ -198,41 +197,6 @@ class SessionRun:
         return status
 
     # -- resume: finish what an earlier run left -------------------------------------------
-    async def _finish_earlier_run(self) -> None:
-        self._recover_recording()
-        for row in self.catalog.captures(self.session_id, status="captured"):
-            have = {r.method for r in self.catalog.results(capture_id=row.capture_id)}
-            missing = [m for m in self.plan.methods if m not in have]
-            outcome = CaptureOutcome(row.capture_id, Path(row.path or ""), row.summary or {})
-            self._seq_of[row.capture_id] = row.seq or 0
-            self._in_flight += 1
-            if missing and self.finisher.offload is not None:
-                self.finisher.offload.send(outcome, missing)
-            elif missing:
-                self.say(f"capture {row.capture_id}: archived but not identified; "
-                         f"identifying ({', '.join(missing)})")
-                await self.finisher.identify(outcome, missing)
-            else:
-                self.identified(outcome)
-        self.tell_progress()
-
-    def _recover_recording(self) -> None:
-        """Captures an earlier run was recording when it died: archived, or interrupted."""
-        for row in self.catalog.captures(self.session_id, status="recording"):
-            try:
-                read_capture(row.path or "")
-            except (CaptureFileError, OSError):
-                self.catalog.update_capture(row.capture_id, status="interrupted",
-                                            error="the service stopped while it was recording",
-                                            ended_utc=utc_now())
-                self.say(f"capture {row.capture_id}: interrupted (the service stopped "
-                         f"while it was recording); capture {row.seq} is taken again")
-                continue
-            # the file reached its final name before the catalog heard of it: keep it
-            self.catalog.update_capture(row.capture_id, status="captured")
-            self.say(f"capture {row.capture_id}: its file was archived before the "
-                     "service stopped; kept")
-
     # -- between captures: stop, suspend, release, time out --------------------------------
     def _between_captures(self, end_index: int) -> bool:
         """After each block while nothing records; False ends acquisition."""
@@ -325,6 +289,11 @@ class SessionRun:
         of = f"/{self.plan.captures}" if self.plan.captures is not None else ""
         return f"session {self.session_id} capture {seq}{of}"
 
+    def register_capture(self, capture_id: str, seq: int) -> None:
+        """A capture an earlier run archived: finished by this one, numbered as it was."""
+        self._seq_of[capture_id] = seq
+        self._in_flight += 1
+
     # -- the capture under way -------------------------------------------------------------
     def _capture_started(self, capture_id: str) -> None:
         seq = self.seq if self.seq is not None else self._next_seq()
@@ -363,8 +332,9 @@ class SessionRun:
             end_reason=s["end_reason"], summary=s)
 
     def result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
-                     key: str | None = None) -> None:
-        store_result(self.catalog, outcome.capture_id, outcome.path, result, key)
+                     key: str | None = None) -> Callable[[], None] | None:
+        row = store_result(self.catalog, outcome.capture_id, outcome.path, result, key)
+        return lambda: self.catalog.mark_result_queued(row.result_id)
 
     def identified(self, outcome: CaptureOutcome) -> None:
         self.catalog.update_capture(outcome.capture_id, status="done", ended_utc=utc_now())

@@ -31,7 +31,7 @@ __all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", 
            "SessionRow"]
 
 CATALOG_NAME = "catalog.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: results.queued_utc
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -75,7 +75,8 @@ CREATE TABLE IF NOT EXISTS results (
     compute_seconds  REAL,
     result_json      TEXT NOT NULL,
     path             TEXT,
-    software_version TEXT NOT NULL
+    software_version TEXT NOT NULL,
+    queued_utc       TEXT                    -- when it went into the outbox (to be published)
 );
 CREATE INDEX IF NOT EXISTS results_by_capture ON results(capture_id, method);
 CREATE TABLE IF NOT EXISTS errors (
@@ -142,6 +143,7 @@ class ResultRow:
     result_json: str
     path: str | None
     software_version: str
+    queued_utc: str | None = None  # None: not yet handed to the outbox
 
     def result(self) -> IdentificationResult:
         return IdentificationResult.model_validate_json(self.result_json)
@@ -203,6 +205,9 @@ class Catalog:
                                    f"software reads ({SCHEMA_VERSION}); upgrade hilrig")
             if version < SCHEMA_VERSION:  # every statement is idempotent (IF NOT EXISTS)
                 conn.executescript(_SCHEMA)
+                if version == 1:  # results of schema 1 were published as they were added
+                    conn.execute("ALTER TABLE results ADD COLUMN queued_utc TEXT")
+                    conn.execute("UPDATE results SET queued_utc = created_utc")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise CatalogError(f"{path}: cannot open the catalog: {exc}") from None
@@ -336,9 +341,18 @@ class Catalog:
             raise CatalogError(f"{self.path}: no result {result_id}")
         return ResultRow(**{k: row[k] for k in row.keys()})
 
+    def mark_result_queued(self, result_id: int) -> None:
+        """The result is in the outbox: it will reach the broker whatever happens next."""
+        self._write("UPDATE results SET queued_utc = ? WHERE result_id = ? AND queued_utc IS "
+                    "NULL", utc_now(), result_id)
+
     def results(self, *, capture_id: str | None = None, session_id: str | None = None,
-                method: str | None = None) -> list[ResultRow]:
+                method: str | None = None, unqueued: bool = False) -> list[ResultRow]:
+        """Results in the order they were added; `unqueued`: only those never handed to the
+        outbox (a service killed between keeping a result and publishing it)."""
         sql = "SELECT r.* FROM results r JOIN captures c USING (capture_id) WHERE 1"
+        if unqueued:
+            sql += " AND r.queued_utc IS NULL"
         args: list[Any] = []
         for column, value in (("r.capture_id", capture_id), ("c.session_id", session_id),
                               ("r.method", method)):

@@ -7,10 +7,12 @@ import errno
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,7 +33,7 @@ from daq.runtime import (
     new_session_id,
     parse_plan,
 )
-from daq.storage import Catalog, Outbox, read_capture
+from daq.storage import Catalog, Outbox, read_capture, write_capture_h5
 from drivers.sim import SimulatedRig
 
 POSE = (0.0, 30.0)
@@ -344,3 +346,61 @@ def test_killing_the_service_takes_its_identification_process_with_it(tmp_path, 
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.fault(injected="service: the states a kill -9 leaves: a result kept with its "
+                            "JSON written but no path and never published; a capture whose "
+                            "file reached its final name while marked recording; one "
+                            "recording with no file",
+                   expected="resume: the JSON referenced, every result of the catalog in the "
+                            "outbox, every capture's documents ending with a stop "
+                            "(interrupted where so)")
+@pytest.mark.timeout(300)
+def test_resume_publishes_what_a_kill_kept_from_mqtt_and_ends_every_document_stream(tmp_path):
+    settings = load_settings(None, storage={"directory": str(tmp_path)},
+                             mqtt={"url": "mqtt://127.0.0.1:9", "telemetry_hz": 0})
+    with Catalog.open(tmp_path) as cat:
+        # an earlier run: capture 1 done and its result kept, but the run was killed
+        # right after writing the result's JSON: no path, nothing in the outbox
+        sid = _simulated_session(tmp_path, cat, SessionPlan(captures=1, poses_deg=[POSE],
+                                                            paced=False))
+        (first,) = cat.captures(sid)
+        (result,) = cat.results(session_id=sid)
+        orphan = Path(result.path)
+        raw = sqlite3.connect(tmp_path / "catalog.sqlite")
+        plan = SessionPlan(captures=3, poses_deg=[POSE], paced=False)
+        with raw:
+            raw.execute("UPDATE results SET path = NULL, queued_utc = NULL")
+            raw.execute("UPDATE sessions SET status = 'running', plan_json = ?",
+                        (plan.model_dump_json(),))
+        # capture 2's file had reached its final name; capture 3 had none
+        kept = first.path.replace(first.capture_id, "C2-kept")
+        Path(kept).parent.mkdir(parents=True)
+        write_capture_h5(kept, replace(read_capture(first.path), capture_id="C2-kept"))
+        cat.add_capture("C2-kept", session_id=sid, seq=2, pose=list(POSE), status="recording",
+                        path=kept)
+        cat.add_capture("C3-cut", session_id=sid, seq=3, pose=list(POSE), status="recording",
+                        path=kept.replace("C2-kept", "C3-cut"))
+        outbox = Outbox(tmp_path)
+        rig = SimulatedRig(pose_deg=POSE, paced=False, auto_release=False)
+        resumed = SessionRun(settings, rig, Courier(settings.mqtt, outbox), plan=plan,
+                             catalog=cat, session_id=sid, releaser=SimReleaser(rig, 1.0))
+        assert asyncio.run(resumed.run()) == "done"
+        assert cat.result(result.result_id).path == str(orphan)  # the JSON found its row
+        assert all(r.queued_utc for r in cat.results(session_id=sid))
+        status = {c.capture_id: c.status for c in cat.captures(sid)}
+        assert status["C2-kept"] == "done" and status["C3-cut"] == "interrupted"
+        assert sorted(c.seq for c in cat.captures(sid, status="done")) == [1, 2, 3]
+        messages = [json.loads(row.payload) for row in outbox.pending(10_000)]
+        results = {m["capture_id"] for m in messages if m["schema"] == "hilrig.result/1"}
+        assert results == {c.capture_id for c in cat.captures(sid, status="done")}
+        documents: dict[str, list[dict]] = {}
+        for m in messages:
+            if m["schema"] == "hilrig.capture/1":
+                documents.setdefault(m["capture_id"], []).append(m)
+        assert documents["C3-cut"][-1]["exit_status"] == "interrupted"
+        assert documents["C2-kept"][-1]["exit_status"] == "success"
+        for capture_id in status:
+            if capture_id != first.capture_id:  # its documents went with the killed run
+                assert documents[capture_id][-1]["document"] == "stop", capture_id
+        outbox.close()

@@ -97,3 +97,33 @@ def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path):
     (tmp_path / CATALOG_NAME).write_bytes(b"this is not a database" * 100)
     with pytest.raises(CatalogError, match="cannot open the catalog"):
         Catalog.open(tmp_path)
+
+
+def test_a_new_result_waits_as_unqueued_until_it_is_in_the_outbox(tmp_path):
+    with Catalog.open(tmp_path) as cat:
+        cat.add_session("S1", "{}")
+        cat.add_capture("c1", session_id="S1", status="done")
+        row = cat.add_result(_result(), capture_id="c1")
+        assert row.queued_utc is None
+        assert [r.result_id for r in cat.results(session_id="S1", unqueued=True)] == [
+            row.result_id]
+        cat.mark_result_queued(row.result_id)
+        assert cat.results(unqueued=True) == [] and cat.result(row.result_id).queued_utc
+
+
+def test_results_of_a_schema_1_catalog_count_as_published(tmp_path):
+    with Catalog.open(tmp_path) as cat:
+        cat.add_session("S1", "{}")
+        cat.add_capture("c1", session_id="S1", status="done")
+        cat.add_result(_result(), capture_id="c1")
+    raw = sqlite3.connect(tmp_path / CATALOG_NAME)  # as the previous version left it
+    raw.execute("ALTER TABLE results DROP COLUMN queued_utc")
+    raw.execute("PRAGMA user_version=1")
+    raw.commit()
+    raw.close()
+    with Catalog.open(tmp_path) as cat:
+        (row,) = cat.results()
+        assert row.queued_utc == row.created_utc  # it was published when it was added
+    raw = sqlite3.connect(tmp_path / CATALOG_NAME)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    raw.close()
