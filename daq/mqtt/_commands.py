@@ -15,6 +15,7 @@ session/resume (docs/mqtt.md says what each does and when it is allowed).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -26,6 +27,24 @@ from ..config import first_error, one_line
 from ._topics import Topics
 
 __all__ = ["COMMANDS", "CommandRefused", "CommandRouter", "Request"]
+
+
+#: a request is a small JSON object: its size and depth are bounded before it is parsed
+MAX_REQUEST_BYTES = 65_536
+MAX_NESTING = 32
+_STRINGS = re.compile(rb'"(?:\\.|[^"\\])*"')
+
+
+def _nesting(payload: bytes) -> int:
+    """The deepest nesting of JSON arrays and objects (strings skipped), without parsing."""
+    deepest = depth = 0
+    for byte in _STRINGS.sub(b'""', payload):
+        if byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"]}":
+            depth -= 1
+    return deepest
 
 
 class CommandRefused(Exception):
@@ -86,6 +105,11 @@ class CommandRouter:
     def parse(self, topic: str, payload: bytes) -> tuple[str, dict[str, Any] | None, str | None]:
         """(verb, request fields or None, error) of a message on cmd/#."""
         verb = self.topics.verb_of(topic)
+        if len(payload) > MAX_REQUEST_BYTES:
+            return verb, None, f"the request is larger than {MAX_REQUEST_BYTES} bytes"
+        if _nesting(payload) > MAX_NESTING:
+            return verb, None, (f"the request is nested too deeply (more than {MAX_NESTING} "
+                                "levels)")
         try:
             data = json.loads(payload or b"{}")
         except (ValueError, UnicodeDecodeError) as exc:

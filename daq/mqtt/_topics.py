@@ -31,6 +31,7 @@ class Topics:
         self.status = f"{self.prefix}/status"
         self.result_latest = f"{self.prefix}/result/latest"
         self.results = f"{self.prefix}/result/+/+"  # every result, latest excluded
+        self.job_results = f"{self.prefix}/jobs/result/+/+"  # workers' answers to the rig
         self.events = f"{self.prefix}/events"
         self.telemetry = f"{self.prefix}/telemetry"
         self.commands = f"{self.prefix}/cmd/#"
@@ -49,6 +50,11 @@ class Topics:
     def job(self, capture_id: str) -> str:
         """An identification job for the workers (see _jobs.py)."""
         return f"{self.prefix}/jobs/identify/{check_level('capture_id', capture_id)}"
+
+    def job_result(self, capture_id: str, method: str) -> str:
+        """A worker's result for the rig, which publishes on result/ what it accepts."""
+        return (f"{self.prefix}/jobs/result/{check_level('capture_id', capture_id)}/"
+                f"{check_level('method', method)}")
 
     def command(self, verb: str) -> str:
         """``cmd/<verb>``; a verb may have two levels (``session/start``)."""

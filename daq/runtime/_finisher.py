@@ -156,12 +156,11 @@ class CaptureFinisher:
 
     def worker_result(self, outcome: CaptureOutcome, result: IdentificationResult, key: str,
                       last: bool) -> None:
-        """A worker's result for an offloaded capture (it published the result itself)."""
+        """A worker's result for an offloaded capture: kept, then published as the rig's."""
         outcome.result = result
         self.say(result_line(result) + " (worker)")
         queued = self.ledger.result_ready(outcome, result, key)
-        if queued is not None:
-            queued()  # the worker published it itself
+        self.publication.result(outcome.capture_id, result, queued=queued)
         if last:
             self.ledger.identified(outcome)
 

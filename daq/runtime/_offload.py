@@ -1,8 +1,10 @@
 """Offloaded identification: each capture goes out as a job, `hilrig worker`s answer.
 
 The rig keeps every job until a result per method came back (see mqtt/_jobs.py); a job
-unanswered after `timeout_s` is published again. A worker's result is kept once per job
-and method (its key ``job/<capture_id>/<method>``), however often it is delivered.
+unanswered after `timeout_s` is published again. Workers answer on jobs/result/..., a
+topic only the rig reads; a result is kept once per job and method (its key
+``job/<capture_id>/<method>``), however often it is delivered, and then published on
+result/ by the rig itself: what dashboards read as the rig's result is the rig's word.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class JobOffload:
         self._idle = asyncio.Event()
         self._idle.set()
         self._watching: asyncio.Task[None] | None = None
-        courier.subscribe(self.topics.results, self._on_result)
+        courier.subscribe(self.topics.job_results, self._on_result)
 
     def send(self, outcome: CaptureOutcome, methods: list[str]) -> None:
         """Publish a written capture as a job for `methods`."""
@@ -60,7 +62,7 @@ class JobOffload:
         try:
             job_id, body = result_from_message(bytes(message.payload))
             if job_id is None:
-                return  # not from a worker (this service's own, or a re-identification)
+                raise ValueError("a result without a job_id")
             result = IdentificationResult.model_validate(body)
         except (ValueError, TypeError) as exc:
             self.publication.event("warning", "job.bad_result", f"{message.topic.value}: {exc}")

@@ -3,8 +3,9 @@
 Any number of workers, on any machines, subscribe to JOB_SHARE on the same broker; the
 broker hands each job to one of them. A worker takes one job at a time (MQTT v5
 receive maximum 1, acknowledged only when its results are published), identifies the
-capture with each method in a process of its own, and publishes every result on
-``hilrig/<rig_id>/result/<capture_id>/<method>`` (QoS 1) with the job's id. A worker
+capture with each method in a process of its own, and sends every result back to the rig
+on ``hilrig/<rig_id>/jobs/result/<capture_id>/<method>`` (QoS 1) with the job's id; the rig
+keeps it and publishes it on ``result/`` as its own. A worker
 that dies mid-job loses nothing: the rig publishes the job again after its timeout.
 """
 
@@ -87,10 +88,12 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
 
 async def _publish(client: aiomqtt.Client, job: JobPayload, result: IdentificationResult,
                    worker: str) -> None:
-    """The result on the rig's result topic and result/latest, with the job's id."""
+    """The result to the rig that sent the job (jobs/result/...), with the job's id; the
+    rig publishes it as its own result once it has kept it (a worker speaks to the rig,
+    never for it)."""
     messages = MessageBuilder(job.rig_id, SOFTWARE_VERSION)
     msg_id = f"result/{job.capture_id}/{result.method}/job/{job.job_id}"
-    topic, payload = messages.result(job.capture_id, result.method, result, msg_id=msg_id,
-                                     job_id=job.job_id, worker=worker)
-    await client.publish(topic, payload, qos=1)
-    await client.publish(messages.topics.result_latest, payload, qos=1, retain=True)
+    _, payload = messages.result(job.capture_id, result.method, result, msg_id=msg_id,
+                                 job_id=job.job_id, worker=worker)
+    await client.publish(messages.topics.job_result(job.capture_id, result.method), payload,
+                         qos=1)

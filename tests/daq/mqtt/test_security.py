@@ -191,3 +191,71 @@ def test_the_password_is_never_logged(broker, tmp_path):
                          env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "keepalive_s" in bad.stderr
     assert USERS["operator"] not in bad.stdout + bad.stderr
+
+
+# what each role may read (r) and write (w) under hilrig/<rig>/ (deploy/mosquitto/hilrig.acl)
+ROLE_TABLE = {
+    "status":            {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "telemetry":         {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "events":            {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "capture/c1":        {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "session/s1":        {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "result/c1/uas":     {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "result/latest":     {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "cmd/arm":           {"hilrig": "rw", "worker": "", "operator": "w", "dashboard": ""},
+    "reply/cli-1":       {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": ""},
+    "jobs/identify/c1":  {"hilrig": "rw", "worker": "r", "operator": "", "dashboard": ""},
+    "jobs/result/c1/uas": {"hilrig": "rw", "worker": "w", "operator": "", "dashboard": ""},
+}
+ROLES = ("worker", "operator", "dashboard")
+
+
+async def _gather(client: aiomqtt.Client, into: set[str], prefix: str) -> None:
+    async for m in client.messages:
+        into.add(m.topic.value.removeprefix(prefix))
+
+
+@pytest.mark.fault(injected="security: every role reads and writes every topic kind, and "
+                            "subscribes to the workers' shared job subscription",
+                   expected="exactly what the role table allows; nothing else arrives")
+@pytest.mark.timeout(120)
+async def test_each_role_reads_and_writes_what_the_role_table_says_and_nothing_more(broker):
+    rig = f"roles-{uuid.uuid4().hex[:6]}"
+    prefix = f"hilrig/{rig}/"
+    heard = {role: set() for role in ROLES}
+    async with _client(broker, "hilrig", protocol=aiomqtt.ProtocolVersion.V5) as svc, \
+            _client(broker, "worker", protocol=aiomqtt.ProtocolVersion.V5) as worker, \
+            _client(broker, "operator", protocol=aiomqtt.ProtocolVersion.V5) as operator, \
+            _client(broker, "dashboard", protocol=aiomqtt.ProtocolVersion.V5) as dashboard:
+        clients = {"worker": worker, "operator": operator, "dashboard": dashboard}
+        for client in clients.values():  # each tries every topic, and to steal jobs
+            for topic in ROLE_TABLE:
+                if not topic.startswith("jobs/identify"):
+                    await client.subscribe(prefix + topic, qos=1)
+            await client.subscribe(f"$share/hilrig-identify/{prefix}jobs/identify/+", qos=1)
+        readers = [asyncio.create_task(_gather(c, heard[r], prefix)) for r, c in clients.items()]
+        for topic in ROLE_TABLE:  # the rig writes everything once
+            await svc.publish(prefix + topic, b'{"from": "rig"}', qos=1)
+        await asyncio.sleep(2.0)  # what was allowed has arrived; nothing else will
+        for task in readers:
+            task.cancel()
+        written: set[tuple[str, str]] = set()
+
+        async def witness() -> None:  # the rig's user reads everything
+            async for m in svc.messages:
+                body = json.loads(m.payload)
+                if body.get("from") in ROLES:
+                    written.add((body["from"], m.topic.value.removeprefix(prefix)))
+
+        await svc.subscribe(prefix + "#", qos=1)
+        reader = asyncio.create_task(witness())
+        for role, client in clients.items():  # each role writes everything once
+            for topic in ROLE_TABLE:
+                await client.publish(prefix + topic, json.dumps({"from": role}), qos=1)
+        await asyncio.sleep(2.0)
+        reader.cancel()
+    for role in ROLES:
+        may_read = {t for t, rule in ROLE_TABLE.items() if "r" in rule[role]}
+        may_write = {t for t, rule in ROLE_TABLE.items() if "w" in rule[role]}
+        assert heard[role] == may_read, role
+        assert {t for r, t in written if r == role} == may_write, role
