@@ -101,11 +101,11 @@ class SimConfig(_Section):
 class IdentifyConfig(_Section):
     method: str = Field("grey-box", description="identification method run on each capture")
     offload: bool = Field(
-        False, description="publish each capture as a job for `hilrig worker`s instead of "
-                           "identifying it here (needs a broker with shared subscriptions)")
+        False, description="send each capture as a job to a ready `hilrig worker` instead of "
+                           "identifying it here (needs an MQTT v5 broker)")
     job_timeout_s: float = Field(
         600.0, gt=0, le=86_400,
-        description="a job without all its results after this long is published again")
+        description="a job its worker leaves unanswered this long goes to another worker")
 
 
 class Settings(BaseSettings):

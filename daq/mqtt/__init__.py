@@ -23,7 +23,7 @@ from ._commands import (
     SessionStartRequest,
 )
 from ._courier import Courier
-from ._jobs import Job, JobPayload, PendingJobs, result_from_message
+from ._jobs import Job, JobPayload, PendingJobs, WorkerPayload, result_from_message
 from ._messages import Message, MessageBuilder
 from ._monitor import monitor
 from ._payloads import (
@@ -41,14 +41,15 @@ from ._payloads import (
     jsonable,
 )
 from ._publisher import Publisher
-from ._topics import JOB_SHARE, ROOT, Topics, check_level
+from ._topics import ROOT, WORKERS_READY, Topics, check_level, worker_jobs, worker_ready
 
 __all__ = [
-    "COMMANDS", "JOB_SHARE", "PAYLOADS", "ROOT", "CapturePayload", "CommandRefused",
-    "CommandReply", "CommandRouter", "Courier", "EmbeddedBroker", "Envelope", "EventPayload",
-    "IdentifyRequest", "Job", "JobPayload", "Message", "MessageBuilder", "PendingJobs",
-    "Publisher", "Request", "ResultPayload", "SessionPayload", "SessionStartRequest", "State",
-    "StatusPayload", "TelemetryPayload", "Topics", "check_level", "client_options", "dump_json",
-    "jsonable", "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker",
-    "result_from_message", "send_command", "uses_tls",
+    "COMMANDS", "PAYLOADS", "ROOT", "WORKERS_READY", "WorkerPayload", "worker_jobs",
+    "worker_ready", "CapturePayload", "CommandRefused", "CommandReply", "CommandRouter",
+    "Courier", "EmbeddedBroker", "Envelope", "EventPayload", "IdentifyRequest", "Job",
+    "JobPayload", "Message", "MessageBuilder", "PendingJobs", "Publisher", "Request",
+    "ResultPayload", "SessionPayload", "SessionStartRequest", "State", "StatusPayload",
+    "TelemetryPayload", "Topics", "check_level", "client_options", "dump_json", "jsonable",
+    "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker", "result_from_message",
+    "send_command", "uses_tls",
 ]

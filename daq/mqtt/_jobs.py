@@ -1,17 +1,22 @@
-"""Identification jobs over MQTT: a rig offloads, `hilrig worker`s on any machine take them.
+"""Identification jobs over MQTT: a rig offloads, `hilrig worker`s on any machine answer.
 
-The rig publishes each capture as a job on ``hilrig/<rig_id>/jobs/identify/<capture_id>``
+An idle worker says so on ``hilrig-workers/ready/<worker>`` (retained, a `WorkerPayload`;
+emptied by its last will when it goes). A rig assigns each capture to one ready worker
+and publishes the job on ``hilrig/<rig_id>/jobs/identify/<worker>/<capture_id>``
 (`Topics.job`; QoS 1, through the outbox): the capture file (HDF5, already compressed),
-base64, with its methods and a sha256. Workers share the subscription `JOB_SHARE`,
-``$share/hilrig-identify/hilrig/+/jobs/identify/+`` (MQTT v5 shared subscriptions, on
-Mosquitto or EMQX; the embedded broker has none), so each job goes to one of them.
-A worker publishes each result on the ordinary result topic with the job's id.
+base64, with its methods and a sha256. The worker answers on
+``hilrig/<rig_id>/jobs/result/<capture_id>/<method>`` with the job's id.
+
+Jobs go to named workers, not to a shared subscription: a broker's ACL cannot keep a
+client out of a shared group (Mosquitto grants the subscription and drops what it may
+not read), so a dashboard in the group would swallow jobs. Only workers may write
+``hilrig-workers/``, and only a job's worker may read its jobs.
 
 Exactly once in effect: delivery is at least once, and the rig keeps every job until
 a result per method came back. A job without all its results after `job_timeout_s`
-(a worker died mid-job, or its queue was lost with it) is published again, to whichever
-worker takes it; a result that arrives twice is recognised by its key
-``job/<capture_id>/<method>`` and kept once.
+(a worker died mid-job, or its queue was lost with it) goes to another ready worker;
+a result that arrives twice is recognised by its key ``job/<capture_id>/<method>`` and
+kept once.
 """
 
 from __future__ import annotations
@@ -23,11 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from ._payloads import Envelope
+from identify import SOFTWARE_VERSION, utc_now
 
-__all__ = ["Job", "JobPayload", "PendingJobs", "result_from_message"]
+from ._payloads import Envelope, dump_json
+
+__all__ = ["Job", "JobPayload", "PendingJobs", "WorkerPayload", "result_from_message"]
 
 
 class JobPayload(Envelope):
@@ -43,6 +50,8 @@ class JobPayload(Envelope):
     sha256: str
     capture_b64: str = Field(description="the HDF5 capture file, base64")
 
+    worker: str | None = Field(None, description="the worker it is assigned to")
+
     @classmethod
     def from_file(cls, path: Path, **fields: Any) -> JobPayload:
         data = Path(path).read_bytes()
@@ -56,6 +65,21 @@ class JobPayload(Envelope):
         return data
 
 
+class WorkerPayload(BaseModel):
+    """``hilrig-workers/ready/<worker>`` (retained, QoS 1): a worker ready for a job."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="allow")
+
+    schema_id: Literal["hilrig.worker/1"] = Field("hilrig.worker/1", alias="schema")
+    worker: str
+    state: Literal["ready"] = "ready"
+    time: str = Field(default_factory=utc_now, description="UTC ISO 8601, Z")
+    software_version: str = SOFTWARE_VERSION
+
+    def to_json(self) -> bytes:
+        return dump_json(self)
+
+
 @dataclass
 class Job:
     capture_id: str
@@ -63,6 +87,7 @@ class Job:
     deadline: float
     attempt: int = 1
     context: Any = None  # the service's record of the capture (a CaptureOutcome)
+    worker: str | None = None  # the worker it was sent to; None: waiting for one
 
 
 @dataclass
@@ -87,11 +112,23 @@ class PendingJobs:
             del self.jobs[capture_id]
         return job, True
 
-    def overdue(self, now: float) -> list[Job]:
-        late = [j for j in self.jobs.values() if now >= j.deadline]
-        for j in late:
+    def assign(self, job: Job, worker: str, now: float) -> None:
+        """Sent to `worker`: it has `timeout_s` to answer."""
+        job.worker = worker
+        job.deadline = now + self.timeout_s
+
+    def unassigned(self) -> list[Job]:
+        """Jobs waiting for a worker, oldest first."""
+        return [j for j in self.jobs.values() if j.worker is None]
+
+    def overdue(self, now: float) -> list[tuple[Job, str]]:
+        """Jobs their worker did not answer in time, with that worker: unassigned again,
+        for another try."""
+        late = [(j, j.worker) for j in self.jobs.values()
+                if j.worker is not None and now >= j.deadline]
+        for j, _ in late:
             j.attempt += 1
-            j.deadline = now + self.timeout_s
+            j.worker = None
         return late
 
     def __len__(self) -> int:

@@ -5,11 +5,11 @@ The one place that spells them; publishers, subscribers, commands and jobs ask h
 
 from __future__ import annotations
 
-__all__ = ["JOB_SHARE", "ROOT", "Topics", "check_level"]
+__all__ = ["ROOT", "WORKERS_READY", "Topics", "check_level", "worker_jobs", "worker_ready"]
 
 ROOT = "hilrig"
-#: Workers share this subscription (MQTT v5): the broker hands each job to one of them.
-JOB_SHARE = f"$share/{ROOT}-identify/{ROOT}/+/jobs/identify/+"
+#: where idle identification workers say so (retained; rigs assign jobs to them)
+WORKERS_READY = f"{ROOT}-workers/ready/+"
 
 _FORBIDDEN = set("/+#\x00")
 
@@ -47,9 +47,10 @@ class Topics:
     def session(self, session_id: str) -> str:
         return f"{self.prefix}/session/{check_level('session_id', session_id)}"
 
-    def job(self, capture_id: str) -> str:
-        """An identification job for the workers (see _jobs.py)."""
-        return f"{self.prefix}/jobs/identify/{check_level('capture_id', capture_id)}"
+    def job(self, worker: str, capture_id: str) -> str:
+        """An identification job, for one worker (see _jobs.py)."""
+        return (f"{self.prefix}/jobs/identify/{check_level('worker', worker)}/"
+                f"{check_level('capture_id', capture_id)}")
 
     def job_result(self, capture_id: str, method: str) -> str:
         """A worker's result for the rig, which publishes on result/ what it accepts."""
@@ -75,3 +76,13 @@ class Topics:
     def is_ours(topic: str) -> bool:
         """Whether a topic lies in hilrig's tree (of any rig)."""
         return topic.startswith(f"{ROOT}/")
+
+
+def worker_ready(worker: str) -> str:
+    """Where a worker says it is ready for a job (retained; emptied when it leaves)."""
+    return f"{ROOT}-workers/ready/{check_level('worker', worker)}"
+
+
+def worker_jobs(worker: str) -> str:
+    """The jobs of one worker, from every rig."""
+    return f"{ROOT}/+/jobs/identify/{check_level('worker', worker)}/+"

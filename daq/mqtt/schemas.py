@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ._jobs import JobPayload
+from ._jobs import JobPayload, WorkerPayload
 from ._payloads import PAYLOADS
 
 __all__ = ["SCHEMA_DIR", "generate", "schema_file"]
@@ -33,7 +33,8 @@ def schema_file(schema: str) -> str:
 def generate() -> dict[str, str]:
     """File name -> JSON text of every payload schema."""
     out = {}
-    models: dict[str, type[BaseModel]] = {**PAYLOADS, "hilrig.job/1": JobPayload}
+    models: dict[str, type[BaseModel]] = {**PAYLOADS, "hilrig.job/1": JobPayload,
+                                          "hilrig.worker/1": WorkerPayload}
     for schema, model in models.items():
         doc = model.model_json_schema(by_alias=True, mode="serialization")
         doc = {"$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -1,10 +1,13 @@
-"""Offloaded identification: each capture goes out as a job, `hilrig worker`s answer.
+"""Offloaded identification: each capture goes to a ready `hilrig worker`, who answers.
 
-The rig keeps every job until a result per method came back (see mqtt/_jobs.py); a job
-unanswered after `timeout_s` is published again. Workers answer on jobs/result/..., a
-topic only the rig reads; a result is kept once per job and method (its key
-``job/<capture_id>/<method>``), however often it is delivered, and then published on
-result/ by the rig itself: what dashboards read as the rig's result is the rig's word.
+Workers say when they are ready (``hilrig-workers/ready/<worker>``, retained); the rig
+sends each job to one of them by name and keeps it until a result per method came back
+(see mqtt/_jobs.py). A job unanswered after `timeout_s` goes to another ready worker,
+and the silent one gets nothing more until it says it is ready again. Workers answer on
+jobs/result/..., a topic only the rig reads; a result is kept once per job and method
+(its key ``job/<capture_id>/<method>``), however often it is delivered, and then
+published on result/ by the rig itself: what dashboards read as the rig's result is the
+rig's word.
 """
 
 from __future__ import annotations
@@ -16,7 +19,15 @@ from typing import Any
 
 from identify import IdentificationResult
 
-from ..mqtt import Courier, Job, JobPayload, PendingJobs, result_from_message
+from ..mqtt import (
+    WORKERS_READY,
+    Courier,
+    Job,
+    JobPayload,
+    PendingJobs,
+    WorkerPayload,
+    result_from_message,
+)
 from ._finisher import CaptureFinisher, CaptureOutcome
 from ._publication import Publication
 
@@ -24,7 +35,7 @@ __all__ = ["JobOffload"]
 
 
 class JobOffload:
-    """Sends captures to the workers and hands their results to the finisher."""
+    """Sends captures to ready workers and hands their results to the finisher."""
 
     def __init__(self, courier: Courier, publication: Publication, timeout_s: float,
                  say: Callable[[str], None]) -> None:
@@ -33,29 +44,63 @@ class JobOffload:
         self.say = say
         self.jobs = PendingJobs(timeout_s)
         self.finisher: CaptureFinisher | None = None  # set by the finisher's owner
+        self.ready: dict[str, float] = {}  # worker -> when it last said it was ready
+        self.busy: set[str] = set()  # sent a job since it last said so
+        self._told_waiting = False
         self._idle = asyncio.Event()
         self._idle.set()
         self._watching: asyncio.Task[None] | None = None
         courier.subscribe(self.topics.job_results, self._on_result)
+        courier.subscribe(WORKERS_READY, self._on_ready)
 
     def send(self, outcome: CaptureOutcome, methods: list[str]) -> None:
-        """Publish a written capture as a job for `methods`."""
-        job = self.jobs.add(outcome.capture_id, methods, time.monotonic(), outcome)
+        """Queue a written capture as a job for `methods`; it goes to the next ready worker."""
+        self.jobs.add(outcome.capture_id, methods, time.monotonic(), outcome)
         self._idle.clear()
-        self._publish(job)
+        self._dispatch()
         if self._watching is None or self._watching.done():
             self._watching = asyncio.get_running_loop().create_task(self._watch())
 
-    def _publish(self, job: Job) -> None:
+    def _dispatch(self) -> None:
+        """Each waiting job to a ready worker not busy with one of ours, longest idle first."""
+        free = sorted((w for w in self.ready if w not in self.busy), key=self.ready.__getitem__)
+        waiting = self.jobs.unassigned()
+        for job, worker in zip(waiting, free):
+            self.jobs.assign(job, worker, time.monotonic())
+            self.busy.add(worker)
+            self._publish(job, worker)
+        if len(waiting) > len(free) and not self._told_waiting:
+            self._told_waiting = True
+            self.say(f"{len(waiting) - len(free)} capture(s) waiting for a ready worker")
+        elif len(waiting) <= len(free):
+            self._told_waiting = False
+
+    def _publish(self, job: Job, worker: str) -> None:
         outcome = job.context
         payload = JobPayload.from_file(
             outcome.path, rig_id=self.topics.rig_id, job_id=job.capture_id,
             capture_id=job.capture_id, methods=sorted(job.methods_left), attempt=job.attempt,
+            worker=worker,
             session_id=self.publication.ids(job.capture_id).get("session_id")).to_json()
-        self.say(f"capture {job.capture_id}: offloaded to the workers"
+        self.say(f"capture {job.capture_id}: offloaded to worker {worker}"
                  + (f" (attempt {job.attempt})" if job.attempt > 1 else ""))
         self.publication.job(f"job/{job.capture_id}/{job.attempt}",
-                             self.topics.job(job.capture_id), payload)
+                             self.topics.job(worker, job.capture_id), payload)
+
+    async def _on_ready(self, message: Any) -> None:
+        """A worker is ready (or, an empty message, gone)."""
+        name = message.topic.value.rsplit("/", 1)[-1]
+        if not message.payload:
+            self.ready.pop(name, None)
+            self.busy.discard(name)
+            return
+        try:
+            WorkerPayload.model_validate_json(bytes(message.payload))
+        except ValueError:
+            return  # not a worker's word: ignored
+        self.ready[name] = time.monotonic()
+        self.busy.discard(name)
+        self._dispatch()
 
     async def _on_result(self, message: Any) -> None:
         """A result message: a worker's answer to a job of ours, kept once per method."""
@@ -84,11 +129,16 @@ class JobOffload:
             self._watching.cancel()
 
     async def _watch(self) -> None:
-        """While jobs are pending: publish again those unanswered for `timeout_s`."""
+        """While jobs are pending: a job its worker did not answer goes to another."""
         while len(self.jobs):
             await asyncio.sleep(1.0)
-            for job in self.jobs.overdue(time.monotonic()):
+            late = self.jobs.overdue(time.monotonic())
+            for job, worker in late:
                 self.publication.event(
-                    "warning", "job.retry", f"capture {job.capture_id}: no result within "
-                    f"{self.jobs.timeout_s:g} s; job published again", job.capture_id)
-                self._publish(job)
+                    "warning", "job.retry", f"capture {job.capture_id}: worker {worker} gave "
+                    f"no result within {self.jobs.timeout_s:g} s; it goes to another",
+                    job.capture_id)
+                self.ready.pop(worker, None)  # silent: nothing more until it is ready again
+                self.busy.discard(worker)
+            if late:
+                self._dispatch()

@@ -1,12 +1,13 @@
-"""`hilrig worker`: identification only, jobs taken from a shared MQTT subscription.
+"""`hilrig worker`: identification only, for any rig on the broker (see mqtt/_jobs.py).
 
-Any number of workers, on any machines, subscribe to JOB_SHARE on the same broker; the
-broker hands each job to one of them. A worker takes one job at a time (MQTT v5
-receive maximum 1, acknowledged only when its results are published), identifies the
+Any number of workers, on any machines, use the same broker. An idle worker says so on
+``hilrig-workers/ready/<worker>`` (retained; its last will empties it), and rigs send it
+jobs on ``hilrig/<rig>/jobs/identify/<worker>/<capture_id>``. It takes one job at a time
+(MQTT v5 receive maximum 1, acknowledged only when its results are sent), identifies the
 capture with each method in a process of its own, and sends every result back to the rig
-on ``hilrig/<rig_id>/jobs/result/<capture_id>/<method>`` (QoS 1) with the job's id; the rig
-keeps it and publishes it on ``result/`` as its own. A worker
-that dies mid-job loses nothing: the rig publishes the job again after its timeout.
+on ``hilrig/<rig_id>/jobs/result/<capture_id>/<method>`` (QoS 1) with the job's id; the
+rig keeps it and publishes it on ``result/`` as its own. A worker that dies mid-job loses
+nothing: the rig sends the job to another after its timeout.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from paho.mqtt.properties import Properties
 from identify import METHODS, SOFTWARE_VERSION, IdentificationResult
 
 from ..config import MqttConfig
-from ..mqtt import JOB_SHARE, JobPayload, MessageBuilder, client_options, parse_mqtt_url
+from ..mqtt import (
+    JobPayload,
+    MessageBuilder,
+    WorkerPayload,
+    client_options,
+    parse_mqtt_url,
+    worker_jobs,
+    worker_ready,
+)
 from ._pool import IdentificationPool
 
 __all__ = ["run_worker"]
@@ -40,8 +49,10 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
     name = f"{socket.gethostname()}-{os.getpid()}"
     connect = Properties(PacketTypes.CONNECT)
     connect.ReceiveMaximum = 1  # one job in flight: the others stay with the broker
+    ready = WorkerPayload(worker=name).to_json()
+    gone = aiomqtt.Will(worker_ready(name), b"", qos=1, retain=True)  # empties "ready"
     client = aiomqtt.Client(host, port, identifier=f"hilrig-worker-{name}",
-                            protocol=aiomqtt.ProtocolVersion.V5, properties=connect,
+                            protocol=aiomqtt.ProtocolVersion.V5, properties=connect, will=gone,
                             keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
                             **client_options(cfg, url))
     # acknowledged when answered, not on receipt (paho's manual ack; aiomqtt < 3 keeps
@@ -52,8 +63,10 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
     pool.start()
     try:
         async with client:
-            await client.subscribe(JOB_SHARE, qos=1)
-            say(f"hilrig worker {name}: waiting for jobs on {host}:{port} ({JOB_SHARE})")
+            await client.subscribe(worker_jobs(name), qos=1)
+            await client.publish(worker_ready(name), ready, qos=1, retain=True)
+            say(f"hilrig worker {name}: waiting for jobs on {host}:{port} "
+                f"({worker_jobs(name)})")
             async for message in client.messages:
                 try:
                     job = JobPayload.model_validate_json(bytes(message.payload))
@@ -79,6 +92,8 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
                 done += 1
                 if max_jobs is not None and done >= max_jobs:
                     break
+                await client.publish(worker_ready(name), ready, qos=1, retain=True)
+            await client.publish(worker_ready(name), b"", qos=1, retain=True)  # leaving
     except aiomqtt.MqttError as exc:
         raise ConnectionError(f"worker: MQTT broker at {host}:{port}: {exc}") from None
     finally:

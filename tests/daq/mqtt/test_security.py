@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -193,69 +194,135 @@ def test_the_password_is_never_logged(broker, tmp_path):
     assert USERS["operator"] not in bad.stdout + bad.stderr
 
 
-# what each role may read (r) and write (w) under hilrig/<rig>/ (deploy/mosquitto/hilrig.acl)
+# what each role may read (r) and write (w) (deploy/mosquitto/hilrig.acl); {p}: hilrig/<rig>/
 ROLE_TABLE = {
-    "status":            {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "telemetry":         {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "events":            {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "capture/c1":        {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "session/s1":        {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "result/c1/uas":     {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "result/latest":     {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "cmd/arm":           {"hilrig": "rw", "worker": "", "operator": "w", "dashboard": ""},
-    "reply/cli-1":       {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": ""},
-    "jobs/identify/c1":  {"hilrig": "rw", "worker": "r", "operator": "", "dashboard": ""},
-    "jobs/result/c1/uas": {"hilrig": "rw", "worker": "w", "operator": "", "dashboard": ""},
+    "{p}status":             {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "{p}telemetry":          {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "{p}events":             {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "{p}capture/c1":         {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "{p}session/s1":         {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "{p}result/c1/uas":      {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "{p}result/latest":      {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
+    "{p}cmd/arm":            {"hilrig": "rw", "worker": "", "operator": "w", "dashboard": ""},
+    "{p}reply/cli-1":        {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": ""},
+    "{p}jobs/identify/w1/c1": {"hilrig": "rw", "worker": "r", "operator": "", "dashboard": ""},
+    "{p}jobs/result/c1/uas": {"hilrig": "rw", "worker": "w", "operator": "", "dashboard": ""},
+    "hilrig-workers/ready/{rig}": {"hilrig": "r", "worker": "w", "operator": "",
+                                   "dashboard": ""},
 }
 ROLES = ("worker", "operator", "dashboard")
 
 
-async def _gather(client: aiomqtt.Client, into: set[str], prefix: str) -> None:
-    async for m in client.messages:
-        into.add(m.topic.value.removeprefix(prefix))
-
-
-@pytest.mark.fault(injected="security: every role reads and writes every topic kind, and "
-                            "subscribes to the workers' shared job subscription",
+@pytest.mark.fault(injected="security: every role reads and writes every topic kind",
                    expected="exactly what the role table allows; nothing else arrives")
 @pytest.mark.timeout(120)
 async def test_each_role_reads_and_writes_what_the_role_table_says_and_nothing_more(broker):
     rig = f"roles-{uuid.uuid4().hex[:6]}"
-    prefix = f"hilrig/{rig}/"
-    heard = {role: set() for role in ROLES}
+    topics = {key: key.format(p=f"hilrig/{rig}/", rig=rig) for key in ROLE_TABLE}
+    key_of = {topic: key for key, topic in topics.items()}
+    heard: dict[str, set[str]] = {role: set() for role in ROLES}
     async with _client(broker, "hilrig", protocol=aiomqtt.ProtocolVersion.V5) as svc, \
             _client(broker, "worker", protocol=aiomqtt.ProtocolVersion.V5) as worker, \
             _client(broker, "operator", protocol=aiomqtt.ProtocolVersion.V5) as operator, \
             _client(broker, "dashboard", protocol=aiomqtt.ProtocolVersion.V5) as dashboard:
         clients = {"worker": worker, "operator": operator, "dashboard": dashboard}
-        for client in clients.values():  # each tries every topic, and to steal jobs
-            for topic in ROLE_TABLE:
-                if not topic.startswith("jobs/identify"):
-                    await client.subscribe(prefix + topic, qos=1)
-            await client.subscribe(f"$share/hilrig-identify/{prefix}jobs/identify/+", qos=1)
-        readers = [asyncio.create_task(_gather(c, heard[r], prefix)) for r, c in clients.items()]
-        for topic in ROLE_TABLE:  # the rig writes everything once
-            await svc.publish(prefix + topic, b'{"from": "rig"}', qos=1)
+
+        async def listen(client: aiomqtt.Client, into: set[str]) -> None:
+            async for m in client.messages:
+                into.add(key_of.get(m.topic.value, m.topic.value))
+
+        for client in clients.values():  # each role tries to read every topic
+            for topic in topics.values():
+                await client.subscribe(topic, qos=1)
+        readers = [asyncio.create_task(listen(c, heard[r])) for r, c in clients.items()]
+        for key, topic in topics.items():  # what may be written is written once
+            writer = svc if "w" in ROLE_TABLE[key]["hilrig"] else worker
+            await writer.publish(topic, b'{"from": "test"}', qos=1)
         await asyncio.sleep(2.0)  # what was allowed has arrived; nothing else will
         for task in readers:
             task.cancel()
         written: set[tuple[str, str]] = set()
 
-        async def witness() -> None:  # the rig's user reads everything
-            async for m in svc.messages:
+        async def witness_all(client: aiomqtt.Client) -> None:
+            async for m in client.messages:
                 body = json.loads(m.payload)
                 if body.get("from") in ROLES:
-                    written.add((body["from"], m.topic.value.removeprefix(prefix)))
+                    written.add((body["from"], key_of[m.topic.value]))
 
-        await svc.subscribe(prefix + "#", qos=1)
-        reader = asyncio.create_task(witness())
-        for role, client in clients.items():  # each role writes everything once
-            for topic in ROLE_TABLE:
-                await client.publish(prefix + topic, json.dumps({"from": role}), qos=1)
+        await svc.subscribe(f"hilrig/{rig}/#", qos=1)
+        await svc.subscribe("hilrig-workers/#", qos=1)
+        watchers = [asyncio.create_task(witness_all(svc))]
+        for role, client in clients.items():  # each role writes every topic once
+            for topic in topics.values():
+                await client.publish(topic, json.dumps({"from": role}), qos=1)
         await asyncio.sleep(2.0)
-        reader.cancel()
+        for task in watchers:
+            task.cancel()
     for role in ROLES:
-        may_read = {t for t, rule in ROLE_TABLE.items() if "r" in rule[role]}
-        may_write = {t for t, rule in ROLE_TABLE.items() if "w" in rule[role]}
+        may_read = {k for k, rule in ROLE_TABLE.items() if "r" in rule[role]}
+        may_write = {k for k, rule in ROLE_TABLE.items() if "w" in rule[role]}
         assert heard[role] == may_read, role
-        assert {t for r, t in written if r == role} == may_write, role
+        assert {k for r, k in written if r == role} == may_write, role
+
+
+@pytest.mark.fault(injected="security: a dashboard listens for jobs (also as a shared "
+                            "subscription) and announces itself as a ready worker during "
+                            "an offloaded session",
+                   expected="it gets no job and no job goes to it; the worker answers every "
+                            "capture at once (none waits for job_timeout_s)")
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+async def test_a_dashboard_cannot_take_jobs_and_stall_an_offloaded_session(broker, tmp_path):
+    rig = f"steal-{uuid.uuid4().hex[:6]}"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+               HILRIG_MQTT__RIG_ID=rig, HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{broker['plain']}",
+               HILRIG_MQTT__TELEMETRY_HZ="0", HILRIG_IDENTIFY__OFFLOAD="true",
+               HILRIG_IDENTIFY__JOB_TIMEOUT_S="300")
+    pw = {}
+    for user in ("hilrig", "worker"):
+        pw[user] = tmp_path / f"{user}.pw"
+        pw[user].write_text(USERS[user] + "\n")
+    worker_log = tmp_path / "worker.log"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "daq.cli", "worker"], stdout=open(worker_log, "w"),
+        stderr=subprocess.STDOUT,
+        env=dict(env, HILRIG_MQTT__USERNAME="worker",
+                 HILRIG_MQTT__PASSWORD_FILE=str(pw["worker"])))
+    stolen: list[str] = []
+    try:
+        async with asyncio.timeout(60):
+            while "waiting for jobs" not in worker_log.read_text():
+                await asyncio.sleep(0.1)
+        async with _client(broker, "dashboard", protocol=aiomqtt.ProtocolVersion.V5) as thief:
+            await thief.subscribe("$share/hilrig-identify/hilrig/+/jobs/identify/#", qos=1)
+            await thief.subscribe("hilrig/+/jobs/#", qos=1)
+            await thief.publish("hilrig-workers/ready/thief", json.dumps(
+                {"schema": "hilrig.worker/1", "worker": "thief", "state": "ready"}),
+                qos=1, retain=True)
+
+            async def count() -> None:
+                async for m in thief.messages:
+                    stolen.append(m.topic.value)
+
+            counter = asyncio.create_task(count())
+            t0 = time.monotonic()
+            session = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "daq.cli", "session", "start", "--captures", "3",
+                "--sim", "--unpaced", "--pose", "0", "30",
+                env=dict(env, HILRIG_MQTT__USERNAME="hilrig",
+                         HILRIG_MQTT__PASSWORD_FILE=str(pw["hilrig"])),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            out, _ = await asyncio.wait_for(session.communicate(), 200)
+            elapsed = time.monotonic() - t0
+            counter.cancel()
+        text = out.decode()
+        assert session.returncode == 0, text[-3000:]
+        assert stolen == []
+        assert elapsed < 150  # no job waited for its 300 s timeout
+        assert text.count("(worker)") == 3 and "worker thief" not in text
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
