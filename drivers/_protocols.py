@@ -37,13 +37,17 @@ class SampleBlock:
 
     first_index is the device's sample counter of counts[0]; indices are consecutive
     within a block. A block whose first_index is past the previous block's end marks
-    lost samples: consumers must record the gap, never close it up.
+    lost samples: consumers must record the gap, never close it up. A block that is not
+    `continuous` follows a gap whose length nobody knows (the board reset, or restarted
+    its stream): its index only estimates the time between, so no consumer may join what
+    follows to what came before as one stretch of samples.
     """
 
     first_index: int
     counts: np.ndarray  # int32, shape (n, 2): arm, pendulum
     host_time: float  # time.monotonic() when the block was received or produced
     flags: int = 0  # device flags (overrun, illegal transition, late sample), 0 for the sim
+    continuous: bool = True  # False: an unknown number of samples is missing before it
 
     def __post_init__(self) -> None:
         if self.counts.dtype != np.int32 or self.counts.ndim != 2 or self.counts.shape[1] != 2:

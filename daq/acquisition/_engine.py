@@ -84,6 +84,8 @@ class AcquisitionEngine:
                            if telemetry_hz > 0 else None)
         self._progress_s = progress_s
         self._recording: _Recording | None = None
+        self._end = 0  # one past the newest sample seen
+        self._segment = 0  # first sample after the last break of unknown length
         self._halted = False
         self._task: asyncio.Task[Any] | None = None
         self._awaiting_source = False
@@ -170,7 +172,15 @@ class AcquisitionEngine:
     def _process(self, block: SampleBlock, watch: LinkWatch) -> list[EngineEvent]:
         """The events of one block, in order (see _events.py)."""
         events: list[EngineEvent] = []
+        if not block.continuous and self._recording is not None:
+            # what follows cannot be placed against what came before: the capture ends at
+            # the break, with everything before it
+            self.trigger.cancel()
+            events.append(self._take(Settled(self._end, "discontinuity")))
+        if not block.continuous:
+            self._segment = block.first_index
         self.ring.write(block)
+        self._end = block.end_index
         health = watch.poll(self.health, block.host_time)  # at most once a second
         if health is not None:
             events.append(LinkChanged(health, summary_line(health)))
@@ -194,7 +204,8 @@ class AcquisitionEngine:
         return events
 
     def _start(self, ev: Triggered, host_time: float) -> CaptureStarted:
-        start = max(ev.capture_start, self.ring.oldest_index)
+        # the pre-trigger never reaches back across a break of unknown length
+        start = max(ev.capture_start, self.ring.oldest_index, self._segment)
         rec = self._recording = _Recording(new_capture_id(), start, ev, utc_now(),
                                            error_counts(self.health()), host_time)
         self.ring.retain_from(start)

@@ -88,10 +88,12 @@ class Settled:
     been still for hold_s (counted after the trigger); the counts had then stayed
     within the still band for about hold_s + still_window_s.
     reason "max_duration": end_index = trigger_index + max_duration_s samples.
+    reason "discontinuity" (the engine's): the stream broke for a time nobody knows (a
+    board reset); end_index is one past the last sample before the break.
     """
 
     end_index: int
-    reason: Literal["settled", "max_duration"]
+    reason: Literal["settled", "max_duration", "discontinuity"]
 
 
 TriggerEvent = Armed | Triggered | Settled
@@ -173,11 +175,13 @@ class FreeDecayTrigger:
         if n == 0:
             return []
         f = int(block.first_index)
-        if self._next is not None and f != self._next:
+        if self._next is not None and (f != self._next or not block.continuous):
             if f < self._next:
                 raise ValueError(f"block starts at sample {f} but {self._next} was expected: "
                                  f"sample indices must not go backwards")
-            if f - self._next <= self.bridge and self._valid:
+            # a break of unknown length (a board reset) is never bridged, however short
+            # its estimate
+            if block.continuous and f - self._next <= self.bridge and self._valid:
                 return self.process(self._held_through(f, block.host_time)) + self.process(block)
             self._valid, self._run = 0, 0  # a gap: no window may span it
             self._st[:] = False

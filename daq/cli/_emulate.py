@@ -7,6 +7,8 @@ says so), and only this command loads it.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import signal
 import sys
 
@@ -25,7 +27,10 @@ def cmd_emulate_firmware(args: argparse.Namespace) -> int:
             corrupt=args.corrupt, drop=args.drop, reset_at=args.reset, version=args.version,
             latch=args.latch, pose_deg=tuple(args.pose), link=args.link, paced=not args.unpaced,
             rate_hz=int(settings_of(args).sample_rate_hz), stall=windows["stall"],
-            vanish=windows["vanish"], garbage=windows["garbage"])
+            vanish=windows["vanish"], garbage=windows["garbage"],
+            record_sent=args.dump is not None)
+        if args.dump is not None and not args.dump.endswith(".npz"):
+            raise ValueError(f"--dump {args.dump}: the file must end in .npz")
     except ValueError as exc:
         raise UsageError(f"emulate-firmware: {exc}") from None
     emu = FirmwareEmulator(cfg)
@@ -42,4 +47,20 @@ def cmd_emulate_firmware(args: argparse.Namespace) -> int:
         pass
     finally:
         emu.stop()
+        if args.dump is not None:
+            dump(emu, args.dump)
     return 1 if emu.error else 0
+
+
+def dump(emu: FirmwareEmulator, path: str) -> None:
+    """The emulator's record to `path`, whole or not at all."""
+    tmp = f"{path}.part.npz"
+    try:
+        emu.record.save(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        print(f"hilrig: error: --dump {path}: {exc.strerror or exc}", file=sys.stderr)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return
+    print(f"hilrig: wrote what the emulator sent to {path}", file=sys.stderr, flush=True)

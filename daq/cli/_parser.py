@@ -141,6 +141,9 @@ def _tool_commands(sub: Any) -> None:
     ef.add_argument("--unpaced", action="store_true", help="stream as fast as the host reads")
     ef.add_argument("--latch", action="store_true",
                     help="a release latch (protocol 1.1): held at the pose until RELEASE")
+    ef.add_argument("--dump", metavar="FILE.npz",
+                    help="on exit, write what was sent, spoiled and lost (every sample sent, "
+                         "by session and device index) for comparison with a capture")
     ef.set_defaults(handler="_emulate:cmd_emulate_firmware")
 
     mo = sub.add_parser("monitor", help="print what the service publishes")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from firmware_protocol import LAYOUT_HASH, MAX_SAMPLES_PER_FRAME, MsgType
 from identify.model import TABLE_III_TRUTH, FrictionParams, RigParams
 
-__all__ = ["EmulatorConfig", "EmulatorRecord", "Session", "Spoiled", "parse_window"]
+__all__ = ["EmulatorConfig", "EmulatorRecord", "SentFrame", "Session", "Spoiled", "parse_window"]
 
 
 @dataclass
@@ -39,6 +41,9 @@ class EmulatorConfig:
     vanish: tuple[float, float] | None = None
     garbage: tuple[float, float] | None = None
     latch: bool = False  # a release output (protocol 1.1): held until RELEASE
+    # keep every SAMPLES frame handed over in record.sent (about 150 B a frame: 0.5 GB an
+    # hour at 10 kHz, so only when asked, for tests and --dump)
+    record_sent: bool = False
     version: int = 1
     layout_hash: int = LAYOUT_HASH
 
@@ -80,6 +85,15 @@ class Session:
     time: float  # time.monotonic() of the START
 
 
+@dataclass(frozen=True, slots=True)
+class SentFrame:
+    """A SAMPLES frame handed to the link: device indices first_sample.. and their counts."""
+
+    session: int
+    first_sample: int
+    counts: np.ndarray  # int32 (n, 2)
+
+
 @dataclass
 class EmulatorRecord:
     """What the emulator did, for tests (appended by the emulator thread; read when idle)."""
@@ -93,6 +107,56 @@ class EmulatorRecord:
     commands: list[str] = field(default_factory=list)  # host messages, by name
     releases: list[int] = field(default_factory=list)  # device index of every latch release
     events: list[tuple[float, str]] = field(default_factory=list)
+    sent: list[SentFrame] = field(default_factory=list)  # every SAMPLES frame handed over
+
+    def intact(self, session: int) -> dict[int, np.ndarray]:
+        """Device index -> counts of every sample of `session` that reached the host's
+        side of the link intact (sent, and not spoiled on the way or lost with the port)."""
+        spoiled = {s.first_sample for s in self.spoiled
+                   if s.session == session and s.msg_type == MsgType.SAMPLES}
+        out: dict[int, np.ndarray] = {}
+        for frame in self.sent:
+            if frame.session == session and frame.first_sample not in spoiled:
+                for k, row in enumerate(frame.counts):
+                    out[(frame.first_sample + k) & 0xFFFFFFFF] = row
+        return out
+
+    def save(self, path: str) -> None:
+        """Write what the emulator did to an .npz file (see load): its sessions, the frames
+        it spoiled or lost and why, and, with record_sent, every SAMPLES frame it sent."""
+        sizes = [len(f.counts) for f in self.sent]
+        np.savez_compressed(
+            path,
+            boot_ids=np.array(self.boot_ids, np.uint64),
+            sessions=np.array([(s.boot_id, s.feed_index, s.start_index, s.time)
+                               for s in self.sessions], np.float64).reshape(-1, 4),
+            session_boot_ids=np.array([s.boot_id for s in self.sessions], np.uint64),
+            spoiled=np.array([(s.session, s.msg_type, s.first_sample, s.n_samples)
+                              for s in self.spoiled], np.int64).reshape(-1, 4),
+            spoiled_reason=np.array([s.reason for s in self.spoiled], dtype=np.str_),
+            sent_frames=np.array([(f.session, f.first_sample, n)
+                                  for f, n in zip(self.sent, sizes)], np.int64).reshape(-1, 3),
+            sent_counts=(np.concatenate([f.counts for f in self.sent]) if self.sent
+                         else np.zeros((0, 2), np.int32)),
+            frames_sent=np.int64(self.frames_sent), samples_sent=np.int64(self.samples_sent),
+            events=np.array([f"{t:.6f} {what}" for t, what in self.events], dtype=np.str_))
+
+    @classmethod
+    def load(cls, path: str) -> EmulatorRecord:
+        """A record written by save (its commands, ports and releases are not kept)."""
+        with np.load(path) as d:
+            rec = cls(boot_ids=[int(b) for b in d["boot_ids"]],
+                      frames_sent=int(d["frames_sent"]), samples_sent=int(d["samples_sent"]))
+            rec.sessions = [Session(int(b), int(row[1]), int(row[2]), float(row[3]))
+                            for b, row in zip(d["session_boot_ids"], d["sessions"])]
+            rec.spoiled = [Spoiled(int(a), int(b), int(c), int(n), str(r))
+                           for (a, b, c, n), r in zip(d["spoiled"], d["spoiled_reason"])]
+            counts, at = d["sent_counts"], 0
+            for session, first, n in d["sent_frames"]:
+                rec.sent.append(SentFrame(int(session), int(first), counts[at:at + n]))
+                at += int(n)
+            rec.events = [(float(e.split(" ", 1)[0]), e.split(" ", 1)[1]) for e in d["events"]]
+        return rec
 
     def lost_samples(self, session: int = 0) -> list[tuple[int, int]]:
         """(first_sample, n) of every SAMPLES frame of `session` that did not arrive intact."""

@@ -55,12 +55,16 @@ index of its sample 0.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import select
+import struct
+import termios
 import threading
 import time
 import tty
+from collections import deque
 from pathlib import Path
 from typing import Any, Self
 
@@ -93,7 +97,7 @@ from firmware_protocol import (
     encode_message,
 )
 
-from ._config import EmulatorConfig, EmulatorRecord, Session, Spoiled
+from ._config import EmulatorConfig, EmulatorRecord, SentFrame, Session, Spoiled
 from ._faults import garbage as _garbage
 from ._feed import RigFeed
 
@@ -129,6 +133,11 @@ class FirmwareEmulator:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._out = bytearray()
+        # where each SAMPLES frame handed over lies in the byte stream, so what a reset or
+        # a vanished port loses is recorded: (end offset, frame)
+        self._appended = 0  # bytes put in _out, ever
+        self._written = 0  # bytes written to the pty, ever
+        self._in_flight: deque[tuple[int, SentFrame]] = deque()
         self._decoder = StreamDecoder()
         self._t_boot = time.monotonic()
         self._new_boot()
@@ -232,6 +241,14 @@ class FirmwareEmulator:
         self._event(f"pty {self.pty_path}" + (f" (link {link})" if link else ""))
 
     def _close_pty(self) -> None:
+        unread = 0
+        if self._slave is not None:  # bytes the host had not read: gone with the port
+            try:
+                unread = struct.unpack("i", fcntl.ioctl(self._slave, termios.FIONREAD,
+                                                        b"\0\0\0\0"))[0]
+            except OSError:
+                unread = 0
+        self._lose_from(self._written - unread, "vanished")
         if self.config.link:
             try:
                 if os.path.islink(self.config.link) and \
@@ -351,6 +368,7 @@ class FirmwareEmulator:
         if cfg.reset_at is not None and not self._reset_done and t >= cfg.reset_at:
             self._reset_done = True
             was = self._boot_id
+            self._lose_from(self._written, "reset")
             self._out.clear()  # the board's RAM is gone
             self._new_boot()
             self._merge_next = False
@@ -472,7 +490,8 @@ class FirmwareEmulator:
             return "garbage"
         return None
 
-    def _emit(self, wire: bytes, mtype: int, first: int, n: int, *, spoilable: bool) -> None:
+    def _emit(self, wire: bytes, mtype: int, first: int, n: int, *, spoilable: bool,
+              counts: np.ndarray | None = None) -> None:
         blocked = self._blocked(time.monotonic())
         if blocked is None and len(self._out) + len(wire) > self.config.tx_buffer:
             blocked = "tx_full"
@@ -503,6 +522,12 @@ class FirmwareEmulator:
         if reason is not None:
             self.record.spoiled.append(Spoiled(self._session, mtype, first, n, reason))
         self._out += wire
+        self._appended += len(wire)
+        if mtype == MsgType.SAMPLES and counts is not None:
+            frame = SentFrame(self._session, first, counts)
+            if self.config.record_sent:
+                self.record.sent.append(frame)
+            self._in_flight.append((self._appended, frame))
         self.record.frames_sent += 1
         if mtype == MsgType.SAMPLES:
             self.record.samples_sent += n
@@ -531,8 +556,10 @@ class FirmwareEmulator:
                 self._samples_dropped += spf
                 self._overrun_pending = True
             else:
-                wire = self._wire(Samples(first, counts[k * spf:(k + 1) * spf], flags))
-                self._emit(wire, int(MsgType.SAMPLES), first, spf, spoilable=True)
+                frame_counts = counts[k * spf:(k + 1) * spf]
+                wire = self._wire(Samples(first, frame_counts, flags))
+                self._emit(wire, int(MsgType.SAMPLES), first, spf, spoilable=True,
+                           counts=frame_counts.copy())
             self._taken += spf
             if self._taken >= self._next_status:
                 self._status(now)
@@ -563,6 +590,7 @@ class FirmwareEmulator:
         if chunks:
             junk = b"".join(chunks)
             self._out += junk
+            self._appended += len(junk)
             self._merge_next = junk[-1:] != b"\x00"
 
     def _flush(self) -> None:
@@ -576,6 +604,20 @@ class FirmwareEmulator:
             log.debug("emulator write failed: %s", exc)
             return
         del self._out[:n]
+        self._written += n
+        # a frame written 1 MiB ago has long been read or spoiled: no need to track it
+        while self._in_flight and self._in_flight[0][0] < self._written - (1 << 20):
+            self._in_flight.popleft()
+
+    def _lose_from(self, offset: int, reason: str) -> None:
+        """Frames not wholly before byte `offset` of the stream never reach the host."""
+        while self._in_flight and self._in_flight[-1][0] > offset:
+            _, frame = self._in_flight.pop()
+            self.record.spoiled.append(Spoiled(frame.session, int(MsgType.SAMPLES),
+                                               frame.first_sample, len(frame.counts), reason))
+        self._in_flight.clear()
+        # bytes written after this point belong to a new stream position
+        self._appended = self._written = offset if offset >= 0 else 0
 
 
 _TYPE_OF = {Info: MsgType.INFO, Ack: MsgType.ACK, Nak: MsgType.NAK}

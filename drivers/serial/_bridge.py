@@ -68,7 +68,7 @@ from firmware_protocol import (
 )
 
 from .._protocols import SampleBlock, SourceInfo
-from ._link import Link
+from ._link import Link, Port
 from ._stats import DECODER_ERRORS, Gap, ProtocolMismatchError, SerialBridgeError, SerialStats
 from ._versions import dominant_foreign_version, failure_reason, foreign_versions
 
@@ -157,6 +157,8 @@ class SerialBridge:
         self._part_first = 0
         self._part_flags = 0
         self._part_t0 = 0.0
+        self._part_continuous = True
+        self._discontinuous = False  # the next block follows a break of unknown length
         self._ready: deque[SampleBlock] = deque()
 
     # -- Source ------------------------------------------------------------------------------
@@ -274,16 +276,17 @@ class SerialBridge:
         self._gen += 1
         gen = self._gen
         link = Link(self, gen)
-        transport, _ = await serial_asyncio_fast.create_serial_connection(
-            loop, lambda: link, self.port, baudrate=self.baudrate)
+        # before a first stream, what the board sent before we listened is dropped on
+        # opening; when reconnecting, what waits in the port is the rest of our stream
+        # (samples sent intact while we were away): it is kept and placed
+        keep = self._dev_next is not None
+        device = await loop.run_in_executor(
+            None, lambda: Port(self.port, baudrate=self.baudrate, keep_input=keep))
+        transport, _ = await serial_asyncio_fast.connection_for_serial(
+            loop, lambda: link, device)
         if gen != self._gen:  # closed meanwhile
             transport.abort()
             raise SerialBridgeError(f"serial {self.port}: closed while opening")
-        # nothing has been read yet (the transport starts reading on the next loop pass):
-        # drop whatever the board sent before we were listening
-        device = transport.serial
-        if device is not None:
-            device.reset_input_buffer()
         if hasattr(transport, "_max_read_size"):
             transport._max_read_size = 65_536  # one read per wakeup, not per KiB
         self._transport, self._link = transport, link
@@ -422,6 +425,8 @@ class SerialBridge:
         self._start_plan = None
         if isinstance(msg, Ack):  # a new stream: device indices start again at 0
             if self._t_last_samples is not None:
+                self._flush_block()  # the old stream's samples, up to here
+                self._discontinuous = True  # how long the break was, nobody knows
                 # outage estimate: last SAMPLES arrival to START ACK arrival (SPEC 5.5)
                 self._anchor_gap = max(0, round((now - self._t_last_samples) * self.rate_hz))
                 self._anchor_kind = kind
@@ -503,7 +508,9 @@ class SerialBridge:
         for _frame, msg in decoded:
             self._last_rx = now
             if isinstance(msg, Samples):
-                if self._streaming:
+                # during a reconnection's handshake frames still come from the stream we
+                # were reading: placed by its mapping (exact), not thrown away
+                if self._streaming or self._dev_next is not None:
                     self._on_samples(msg, now)
             elif isinstance(msg, Status):
                 self.stats.device = msg
@@ -542,7 +549,9 @@ class SerialBridge:
         d = (first - self._dev_next) & _MASK
         if d >= _HALF:  # the device index went back: its stream was restarted
             stats.errors["index_restarts"] = stats.errors.get("index_restarts", 0) + 1
+            self._flush_block()
             self._dev_next = first
+            self._discontinuous = True  # when, relative to what came before, is unknown
             d = 0
         if d:
             self._flush_block()
@@ -557,6 +566,8 @@ class SerialBridge:
             self._part_first = self._host_next
             self._part_flags = flags
             self._part_t0 = now
+            self._part_continuous = not self._discontinuous
+            self._discontinuous = False
         self._parts.append(counts)
         self._part_n += n
         self._host_next += n
@@ -598,7 +609,8 @@ class SerialBridge:
             return
         parts = self._parts
         counts = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
-        block = SampleBlock(self._part_first, counts, time.monotonic(), self._part_flags)
+        block = SampleBlock(self._part_first, counts, time.monotonic(), self._part_flags,
+                            self._part_continuous)
         self._parts = []
         self._part_n = 0
         ready = self._ready

@@ -1,14 +1,33 @@
-"""One serial connection's asyncio protocol, forwarding its callbacks to the bridge."""
+"""One serial connection: the port, and its asyncio protocol forwarding to the bridge."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import serial
 
 if TYPE_CHECKING:
     from ._bridge import SerialBridge
 
-__all__ = ["Link"]
+__all__ = ["Link", "Port"]
+
+
+class Port(serial.Serial):
+    """pyserial's port, which on opening may keep what waits in its input buffer.
+
+    pyserial empties the input buffer whenever it opens a port; a reconnecting bridge
+    wants those bytes (the board went on streaming while the port was away).
+    """
+
+    def __init__(self, *args: Any, keep_input: bool = False, **kwargs: Any) -> None:
+        self._keep_input = keep_input
+        super().__init__(*args, **kwargs)  # opens the port
+        self._keep_input = False
+
+    def _reset_input_buffer(self) -> None:
+        if not self._keep_input:
+            super()._reset_input_buffer()
 
 
 class Link(asyncio.Protocol):

@@ -186,3 +186,56 @@ async def test_telemetry_is_decimated_only_when_asked_for():
     assert await bodies(0.0) == []
     got = await bodies(100.0)
     assert len(got) == 10 and got[0]["rate_hz"] == 100.0  # 1 s at 100 Hz, 10 per message
+
+
+async def test_a_break_of_unknown_length_ends_the_capture_at_the_break():
+    # a release recorded for 0.5 s, then the board resets: what follows has an index that
+    # only estimates the outage, so the capture ends with what came before
+    rig = _sim(block_size=100)
+    blocks: list[SampleBlock] = []
+    while len(blocks) < 200:  # 1.5 s held (the trigger arms), then 0.5 s of swing
+        blocks.append(rig.read(100))
+    after = rig.read(100)
+    blocks.append(SampleBlock(after.first_index + 12_345, after.counts, after.host_time,
+                              continuous=False))
+    blocks += [SampleBlock(b.first_index + 12_345, b.counts, b.host_time)
+               for b in (rig.read(100) for _ in range(5))]
+    engine = _engine(Scripted(blocks))
+    taken = None
+    async for event in engine.events():
+        if isinstance(event, CaptureTaken):
+            taken = event
+        if isinstance(event, BlockSeen) and event.end_index == blocks[-1].end_index:
+            break
+    assert taken is not None
+    capture = taken.capture
+    assert capture.trigger.end_reason == "discontinuity"
+    assert capture.sample_index[-1] == 20_000 - 1  # the last sample before the break
+    assert capture.gaps() == []  # nothing after the break was joined to it
+    assert engine.recording is None
+
+
+async def test_a_capture_after_a_break_never_reaches_back_across_it():
+    # held still, the board resets, and the rig is released 0.45 s after the stream is
+    # back (within the 0.5 s pre-trigger): the pre-trigger and the onset look-back stop
+    # at the break, and the trigger arms only on rest seen after it
+    rig = SimulatedRig(pose_deg=POSE, paced=False, hold_s=1.5, block_size=100)
+    before = [rig.read(100) for _ in range(105)]  # 1.05 s of the hold
+    shift = 3  # an outage estimated at 3 samples: shorter than bridge_gap_s
+    first_after = before[-1].end_index + shift
+    stream = [*before]
+    for k in range(300):  # the rest of the hold and the swing
+        b = rig.read(100)
+        stream.append(SampleBlock(b.first_index + shift, b.counts, b.host_time,
+                                  continuous=k > 0))
+    engine = _engine(Scripted(stream))
+    started = None
+    async for event in engine.events():
+        if isinstance(event, CaptureStarted):
+            started = event
+        if isinstance(event, CaptureTaken | BlockSeen) and \
+                (isinstance(event, CaptureTaken) or event.end_index == stream[-1].end_index):
+            break
+    assert started is not None
+    assert started.start_index >= first_after
+    assert started.trigger.onset_index >= first_after

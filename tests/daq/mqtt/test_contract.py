@@ -54,7 +54,8 @@ def test_telemetry_is_decimated_to_100_hz_with_velocities_in_degrees_per_second(
     b = bodies[5]
     assert b["rate_hz"] == 100.0 and b["index0"] == 5000
     assert len(b["t"]) == len(b["theta1_deg"]) == len(b["omega1_dps"]) == 10
-    assert np.allclose(np.diff(b["t"]), 0.01)
+    # epoch seconds: a float64 near 1.8e9 s is exact to 2.4e-7 s
+    assert np.allclose(np.diff(b["t"]), 0.01, rtol=0, atol=1e-6)
     theta = 36.0 * np.sin(2 * np.pi * np.arange(5000, 6000, 100) / rate)
     assert np.allclose(b["theta1_deg"], theta, atol=0.01)
     # backward difference at 100 Hz of a 1 Hz sine of 36 deg amplitude: <= 226 deg/s

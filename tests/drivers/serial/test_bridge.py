@@ -29,7 +29,7 @@ import pytest
 from daq.acquisition import RingBuffer
 from daq.storage import read_capture
 from drivers import Holdable, LinkHealth, Releasable, SampleBlock, Source
-from drivers.emulator import EmulatorConfig, FirmwareEmulator, RigFeed
+from drivers.emulator import EmulatorConfig, EmulatorRecord, FirmwareEmulator, RigFeed
 from drivers.serial import ProtocolMismatchError, SerialBridge, SerialBridgeError
 from firmware_protocol import LAYOUT_HASH
 
@@ -487,3 +487,107 @@ async def test_release_on_a_board_without_a_latch_is_a_clear_refusal():
             with pytest.raises(SerialBridgeError, match="RELEASE refused: the board has no "
                                                         "release output"):
                 await bridge.release()
+
+
+# --------------------------------------- every sample sent intact, at its own index
+
+async def _stream(cfg: EmulatorConfig, seconds: float) -> tuple[list[SampleBlock], object, object]:
+    """The bridge's blocks for `seconds` of a paced emulator; with the emulator's record."""
+    blocks: list[SampleBlock] = []
+    async with FirmwareEmulator(cfg) as emu:
+        bridge = SerialBridge(emu.port, timeout_s=0.5, backoff=(0.2, 1.0))
+        async with bridge:
+            t0 = time.monotonic()
+            async for block in bridge.blocks():
+                blocks.append(block)
+                if time.monotonic() - t0 > seconds:
+                    break
+    return blocks, bridge.stats, emu.record
+
+
+def _offset(host: dict[int, np.ndarray], span: range, intact: dict[int, np.ndarray]) -> int:
+    """host index - device index of a session's samples in `span` of the host stream.
+
+    Anchored where the signal changes fastest (a stretch held still matches anywhere),
+    then checked on every sample of the span that both sides have.
+    """
+    have = [i for i in span if i in host]
+    rows = np.array([host[i] for i in have], np.int64)
+    pos = int(np.argmax(np.abs(np.diff(rows, axis=0)).sum(axis=1))) if len(rows) > 1 else 0
+    pos = min(pos, max(len(have) - 20, 0))
+    anchor = have[pos:pos + 20]
+    for device in sorted(intact):
+        offset = anchor[0] - device
+        if all(np.array_equal(host[i], intact.get(i - offset)) for i in anchor):
+            return offset
+    raise AssertionError("the session's samples are not in the host stream")
+
+
+@pytest.mark.fault(injected="serial: corrupt and dropped bytes, a stall, a vanished port, "
+                            "line garbage, a board reset (the emulator records every frame "
+                            "it hands over, spoils or loses with the port)",
+                   expected="every sample sent intact is delivered at its own index; every "
+                            "other one in the span is counted lost; a reset starts a new "
+                            "segment (a block marked not continuous), nothing joined to it")
+@pytest.mark.parametrize("fault", [
+    {"corrupt": 0.01, "drop": 0.01}, {"stall": (1.5, 2.0)}, {"vanish": (1.5, 1.5)},
+    {"garbage": (1.5, 1.0)}, {"reset_at": 1.5}], ids=lambda f: "+".join(f))
+@pytest.mark.timeout(120)
+async def test_every_sample_sent_intact_is_delivered_at_its_own_index(fault):
+    blocks, stats, record = await _stream(EmulatorConfig(seed=17, pose_deg=(0.0, 30.0),
+                                                         record_sent=True, **fault), 5.5)
+    index = np.concatenate([b.first_index + np.arange(len(b)) for b in blocks])
+    host = dict(zip(index.tolist(), np.concatenate([b.counts for b in blocks])))
+    breaks = [b.first_index for b in blocks if not b.continuous]
+    assert len(breaks) == (1 if "reset_at" in fault else 0)
+    assert [g.exact for g in stats.gaps].count(False) == len(breaks)
+    # segments: the host index range of each device session
+    starts = [int(index[0]), *breaks]
+    ends = [*breaks, int(index[-1]) + 1]
+    assert len(record.sessions) == len(starts)
+    for session, (lo, hi) in enumerate(zip(starts, ends)):
+        intact = record.intact(session)
+        span = range(lo, hi)
+        offset = _offset(host, span, intact)
+        sent = {i for i in span if i - offset in intact}
+        received = {i for i in span if i in host}
+        assert received == sent, f"session {session}: {len(sent - received)} sent intact " \
+                                 f"not delivered, {len(received - sent)} not sent"
+        for i in received:
+            np.testing.assert_array_equal(host[i], intact[i - offset])
+    exact_lost = sum(g.count for g in stats.gaps if g.exact)
+    missing = (int(index[-1]) + 1 - int(index[0]) - len(host)
+               - sum(g.count for g in stats.gaps if not g.exact))
+    assert exact_lost == missing  # every sample missing in the span is counted
+
+
+@pytest.mark.fault(injected="serial: a board reset 4 s into a paced capture (`hilrig "
+                            "emulate-firmware --reset 4 --dump`, `hilrig run --port`)",
+                   expected="the capture ends at the reset with every sample at its own "
+                            "index, as the emulator's dump says it was sent; nothing after "
+                            "the reset is joined to it by an assumed gap")
+@pytest.mark.timeout(200)
+def test_a_capture_cut_by_a_board_reset_matches_what_the_board_sent(tmp_path):
+    link, dump = tmp_path / "ttyRST", tmp_path / "sent.npz"
+    emu = _emulator_process(link, "--reset", "4", "--pose", "0", "30", "--dump", str(dump))
+    try:
+        done = subprocess.run(_cli("run", "--port", str(link), "--captures", "1"),
+                              env=_env(tmp_path), capture_output=True, text=True, timeout=180)
+    finally:
+        _stop(emu)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "end: discontinuity" in done.stdout, done.stdout
+    [path] = (tmp_path / "data").glob("*.h5")
+    capture = read_capture(path)
+    record = EmulatorRecord.load(str(dump))
+    assert len(record.sessions) == 2  # the stream before the reset, and after it
+    intact = record.intact(0)
+    host = dict(zip(capture.sample_index.tolist(), capture.counts))
+    span = range(int(capture.sample_index[0]), int(capture.sample_index[-1]) + 1)
+    offset = _offset(host, span, intact)
+    assert all(i - offset in intact for i in span)  # a clean link: all of it was sent intact
+    assert len(host) == len(span)  # and every sample of the span is in the capture
+    for i in span:
+        np.testing.assert_array_equal(host[i], intact[i - offset])
+    # the capture runs up to the last sample the board sent before it reset
+    assert max(intact) + offset - int(capture.sample_index[-1]) <= 100  # 10 ms in flight
