@@ -97,6 +97,16 @@ class AcquisitionEngine:
         return None if self._recording is None else self._recording.capture_id
 
     @property
+    def recording_since(self) -> int | None:
+        """Sample index at which the capture being recorded triggered, or None."""
+        return None if self._recording is None else self._recording.trigger.trigger_index
+
+    @property
+    def newest_index(self) -> int:
+        """One past the newest sample seen."""
+        return self._end
+
+    @property
     def trigger_state(self) -> TriggerState:
         return self.trigger.state
 

@@ -69,16 +69,23 @@ class SessionConditions:
         return None
 
     def encoder(self) -> str | None:
-        """A joint without a count for 2 s while the other swings; sticky until both move."""
+        """A joint without a count for 2 s while the other swings; sticky until both move.
+
+        Only 2 s of free motion are judged, all after the trigger: the rig put to its pose
+        by hand moves one joint alone, and a joint coupled to the other takes some
+        milliseconds after the release to move one count.
+        """
         n = int(2.0 * self.source.info.sample_rate_hz)
         counts = self.engine.latest(n)
         if counts.shape[0] < n // 2:
             return self._stuck
         span = counts.max(axis=0).astype("int64") - counts.min(axis=0)
+        since = self.engine.recording_since
         if self._stuck is not None:
             if (span > self.still_band_counts).all():
                 self._stuck = None  # both move again
-        elif self.engine.recording is not None and counts.shape[0] == n:
+        elif since is not None and counts.shape[0] == n \
+                and self.engine.newest_index - n >= since:
             for j, other in ((0, 1), (1, 0)):
                 if span[j] == 0 and span[other] > 400:
                     name = ("arm", "pendulum")[j]

@@ -114,6 +114,7 @@ class SessionRun:
         self._timeouts_in_row = 0
         self._failures_in_row = 0
         self._stop_polled = 0.0
+        self._plan_checked = 0.0  # when a suspended session last asked if its plan is done
         self._t0 = time.monotonic()
         self._done_at_start = len(catalog.done_seqs(session_id))
 
@@ -208,6 +209,12 @@ class SessionRun:
         if self.stop_reason is not None:
             return False  # the run then waits for the captures still being identified
         if self._release_due and self.suspended:
+            # a plan that is complete (or past its end) ends, suspended or not: a stuck
+            # encoder seen on the last capture kept a finished session alive for good
+            if now - self._plan_checked > _STOP_POLL_S:
+                self._plan_checked = now
+                if self._next_seq() is None:
+                    return False  # the run then waits for the captures in flight
             return True  # suspended: the rig waits; nothing is released
         if self._release_due:
             return self._request_release(end_index)
