@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
+import tempfile
 import time
+from pathlib import Path
 
-import pytest
-from hypothesis import settings as hypothesis_settings
 
-from identify import Measurement, RigParams, simulated_measurement
+def _numba_cache_of_these_sources() -> str:
+    """A numba cache directory for exactly this version of identify's sources.
+
+    numba checks a cached kernel against its own file only: a kernel in _simulate.py
+    that calls one edited in _equations.py is loaded stale, and tests pass on code that
+    is no longer there. Keying the cache on every source keeps runs honest; subprocesses
+    (the CLI tests) inherit it.
+    """
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).parents[1] / "identify").rglob("*.py")):
+        digest.update(path.read_bytes())
+    return str(Path(tempfile.gettempdir()) / f"hilrig-numba-{digest.hexdigest()[:16]}")
+
+
+os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_of_these_sources())
+
+import pytest  # noqa: E402
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+
+from identify import Measurement, RigParams, simulated_measurement  # noqa: E402
 
 # Property tests are derandomized by default: the same examples on every run, so a CI
 # failure can be reproduced and a pass is not luck. `pytest --hypothesis-profile deep`

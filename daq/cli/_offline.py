@@ -23,6 +23,7 @@ from identify import (
     format_fit,
     identify,
 )
+from identify.model import RIG_ERROR_FIELDS, Realism, RigParams
 
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import Settings, first_error
@@ -91,31 +92,76 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not 0 <= rig.tilt_deg < 90:
         raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
     friction = _friction_arg(args.friction) if args.friction else settings.sim.friction
+    realism = _realism_arg(args, settings.sim.realism)
     rate = settings.sample_rate_hz
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
-                       hold_s=args.rest)
+                       hold_s=args.rest, realism=realism)
     total = int(round(args.rest * rate)) + int(round(args.duration * rate)) + 1
     bar = ProgressBar("simulate")
-    chunks = []
+    index, chunks = [], []
     done = 0
     while done < total:
         n = min(10_000, total - done)
-        chunks.append(src.read(n).counts)
+        for block in src.read_link(n):
+            index.append(block.first_index + np.arange(len(block), dtype=np.int64))
+            chunks.append(block.counts)
         done += n
         bar(done / total, f"{done / rate:.1f} s")
     bar.close()
     counts = np.concatenate(chunks)
     capture = Capture(
-        capture_id=out.stem, sample_index=np.arange(total, dtype=np.int64), counts=counts,
+        capture_id=out.stem, sample_index=np.concatenate(index), counts=counts,
         sample_rate_hz=rate, counts_per_rev=src.info.counts_per_rev, rig=rig, source=src.info,
         trigger=TriggerInfo(onset_index=src.release_index, start_index=0, end_index=total,
                             end_reason="duration"))
     writer = write_capture_csv if out.suffix.lower() == ".csv" else write_capture_h5
     writer(out, capture, overwrite=args.force)
-    print(f"wrote {out}: {total} samples, {args.duration:g} s after release from "
+    print(f"wrote {out}: {counts.shape[0]} samples, {args.duration:g} s after release from "
           f"({args.theta0:g}, {args.theta1:g}) deg, tilt {rig.tilt_deg:g} deg")
+    if not realism.ideal:
+        print(f"  as a real rig: {_departures(rig, src.rig)}"
+              + (f"; {total - counts.shape[0]} samples lost" if counts.shape[0] < total else ""))
     return 0
+
+
+def _realism_arg(args: argparse.Namespace, base: Realism) -> Realism:
+    """The config's realism with the command's options over it; one line if out of range."""
+    given = {"seed": args.seed, "rig_error": args.rig_error, "tilt_error_deg": args.tilt_error,
+             "drag1": args.drag, "spring0": args.spring, "hand_tremor_rad": args.tremor,
+             "push_rad_s": tuple(args.push) if args.push else None, "noise_rad": args.noise,
+             "jitter_counts": args.jitter, "interpolation_counts": args.interpolation,
+             "lost_frames": args.lost_frames}
+    try:
+        return Realism(**{**base.model_dump(), **{k: v for k, v in given.items()
+                                                  if v is not None}})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        option = _REALISM_OPTIONS.get(field) if given.get(field) is not None else None
+        where = option or f"[sim.realism] {field}"
+        raise UsageError(f"simulate: {where}: {err['msg']}") from None
+
+
+#: the simulate option of each Realism field, for errors that name what the user typed
+_REALISM_OPTIONS = {
+    "seed": "--seed", "rig_error": "--rig-error", "tilt_error_deg": "--tilt-error",
+    "drag1": "--drag", "spring0": "--spring", "hand_tremor_rad": "--tremor",
+    "push_rad_s": "--push", "noise_rad": "--noise", "jitter_counts": "--jitter",
+    "interpolation_counts": "--interpolation", "lost_frames": "--lost-frames"}
+
+
+def _departures(nominal: RigParams, true: RigParams) -> str:
+    """How the true rig departs from the nominal one, briefly."""
+    parts = [f"{name} {100 * (getattr(true, name) / getattr(nominal, name) - 1):+.1f} %"
+             for name in RIG_ERROR_FIELDS if getattr(true, name) != getattr(nominal, name)]
+    if true.tilt_deg != nominal.tilt_deg:
+        parts.append(f"tilt {true.tilt_deg:.2f} deg")
+    if true.drag1 != nominal.drag1:
+        parts.append(f"drag {true.drag1:g}")
+    if true.spring0 != nominal.spring0:
+        parts.append(f"spring {true.spring0:g}")
+    return ", ".join(parts) or "the nominal rig"
 
 
 # -- identify -----------------------------------------------------------------------------

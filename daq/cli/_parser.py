@@ -65,6 +65,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _realism_options(p: Any) -> None:
+    r = p.add_argument_group(
+        "a realistic capture (default: config [sim.realism]; all off: the ideal model)")
+    r.add_argument("--seed", type=int, help="random draws (default: fresh each run)")
+    r.add_argument("--rig-error", type=float, metavar="F",
+                   help="true m1..L1 = nominal x (1 + u), u uniform in +-F (e.g. 0.05)")
+    r.add_argument("--tilt-error", type=float, metavar="DEG",
+                   help="true tilt = nominal + u, u uniform in +-DEG")
+    r.add_argument("--drag", type=float, metavar="C", help="pendulum air drag c |v| v, N m s^2")
+    r.add_argument("--spring", type=float, metavar="K", help="cable on the arm, N m/rad")
+    r.add_argument("--tremor", type=float, metavar="RAD",
+                   help="rms tremor of the hand holding the rig before release, rad")
+    r.add_argument("--push", type=float, nargs=2, metavar=("ARM", "PEND"),
+                   help="velocity the hand gives as it lets go, rad/s")
+    r.add_argument("--noise", type=float, metavar="RAD", help="white angle noise (sd), rad")
+    r.add_argument("--jitter", type=int, metavar="N", help="counts off by up to N, uniformly")
+    r.add_argument("--interpolation", type=float, metavar="COUNTS",
+                   help="encoder interpolation error amplitude, counts")
+    r.add_argument("--lost-frames", type=float, metavar="P",
+                   help="probability that a frame of 10 samples is lost")
+
+
 def _offline_commands(sub: Any, methods: list[str]) -> None:
     s = sub.add_parser("simulate", help="simulate a free decay of the rig into a capture file")
     s.add_argument("--out", required=True, help="FILE.h5 or FILE.csv")
@@ -75,6 +97,7 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     s.add_argument("--rest", type=float, default=0.5, help="seconds held still before release")
     s.add_argument("--friction", help="JSON object of friction parameters (or @file.json)")
     s.add_argument("--force", action="store_true", help="overwrite an existing file")
+    _realism_options(s)
     s.set_defaults(handler="_offline:cmd_simulate")
 
     i = sub.add_parser("identify", help="identify the friction parameters of a capture file")

@@ -37,7 +37,7 @@ def sim_source(settings: Settings, *, paced: bool, pose_deg: tuple[float, float]
                         pose_deg=pose_deg if pose_deg is not None else sim.pose_deg,
                         rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
                         block_size=sim.block_size, paced=paced, hold_s=sim.hold_s,
-                        auto_release=auto_release)
+                        auto_release=auto_release, realism=sim.realism)
 
 
 def bridge_source(settings: Settings, port: str) -> Source:

@@ -18,6 +18,7 @@ from pydantic_settings import (
 )
 
 from identify import TABLE_III_TRUTH, FrictionParams, RigParams
+from identify.model import Realism
 
 from ._validation import first_error
 
@@ -96,6 +97,8 @@ class SimConfig(_Section):
     hold_s: float = Field(1.0, ge=0, description="time held at the pose before release")
     friction: FrictionParams = Field(default_factory=lambda: TABLE_III_TRUTH)
     block_size: int = Field(100, ge=1, le=10_000, description="samples per block")
+    realism: Realism = Field(default_factory=Realism,
+                             description="how the simulated rig departs from the nominal one")
 
 
 class IdentifyConfig(_Section):

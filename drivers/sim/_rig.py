@@ -4,6 +4,11 @@ The model of identify (RK4 at the sample rate, model.md equations) is integrated
 block by block; angles are quantised to integer encoder counts as the real
 quadrature counters do. Paced, blocks arrive in real time; unpaced, as fast as the
 consumer takes them (tests, benchmarks).
+
+With `realism` (identify.model.Realism) it behaves as a real rig does: it is built once
+with its errors about the nominal rig (and drag, a cable), a trembling hand holds it and
+lets go with a push, its encoders are noisy and jitter, and frames are lost; every
+release draws anew, so no two captures of a session are the same.
 """
 
 from __future__ import annotations
@@ -16,7 +21,18 @@ from typing import Self
 
 import numpy as np
 
-from identify.model import TABLE_III_TRUTH, FrictionParams, RigParams, simulate_rk4
+from identify.model import (
+    TABLE_III_TRUTH,
+    FrictionParams,
+    Realism,
+    RigParams,
+    Tremor,
+    encoder_counts,
+    encoder_quantum,
+    lost_frames,
+    simulate_rk4,
+    true_rig,
+)
 
 from .._protocols import SampleBlock, SourceInfo, SourceStats
 
@@ -45,11 +61,16 @@ class SimulatedRig:
         paced: bool = True,
         hold_s: float = 1.0,
         auto_release: bool = True,
+        realism: Realism | None = None,
     ) -> None:
         if block_size < 1 or not (math.isfinite(rate_hz) and rate_hz > 0) or counts_per_rev < 4:
             raise ValueError("block_size >= 1, finite rate_hz > 0 and counts_per_rev >= 4 "
                              "are required")
-        self.rig = rig or RigParams()
+        self.realism = realism or Realism()
+        self._rng = self.realism.rng()
+        self.nominal = rig or RigParams()
+        # the rig as built: drawn once, as a real one is built once
+        self.rig = true_rig(self.nominal, self.realism, self._rng)
         self.friction = friction
         self.rate_hz = float(rate_hz)
         self.counts_per_rev = int(counts_per_rev)
@@ -59,19 +80,22 @@ class SimulatedRig:
         self.stats = SourceStats()
         self.info = SourceInfo(
             kind="simulated",
-            identity=f"sim:tilt={self.rig.tilt_deg:g}deg",
+            identity=f"sim:tilt={self.nominal.tilt_deg:g}deg",
             sample_rate_hz=self.rate_hz,
             counts_per_rev=(self.counts_per_rev, self.counts_per_rev),
         )
         self._rig_arr = self.rig.as_array()
         self._fr_arr = friction.as_array()
         self._state = np.zeros(4)
+        self._pose = np.zeros(2)
+        self._tremor = Tremor(0.0, self._rng)
+        self._held_from = 0  # sample index where the hand took hold
         self._held = True
         self._release_at: int | None = None
         self.release_index: int | None = None
         self._index = 0
         self._closed = False
-        self._scale = self.counts_per_rev / (2.0 * math.pi)
+        self._quantum = encoder_quantum(self.counts_per_rev)
         self.hold(pose_deg, release_in_s=hold_s if auto_release else None)
 
     def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:
@@ -79,6 +103,9 @@ class SimulatedRig:
         if release_in_s is not None and not math.isfinite(release_in_s):
             raise ValueError(f"release_in_s must be finite, got {release_in_s}")
         self._state[:] = (math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0.0, 0.0)
+        self._pose[:] = self._state[:2]
+        self._tremor = Tremor(self.realism.hand_tremor_rad, self._rng)
+        self._held_from = self._index
         self._held = True
         self._release_at = (None if release_in_s is None
                             else self._index + max(0, int(round(release_in_s * self.rate_hz))))
@@ -124,12 +151,17 @@ class SimulatedRig:
         while k < n:
             if self._held:
                 until = n if self._release_at is None else min(n, self._release_at - self._index)
-                if until <= k:  # release due now
+                if until <= k:  # release due now: the hand lets go, trembling, pushing
+                    t_go = (self._index - self._held_from) / self.rate_hz
+                    self._state[:2] = self._pose + self._tremor.angles(np.array([t_go]))[0]
+                    self._state[2:] = self._tremor.velocity(t_go) + np.asarray(
+                        self.realism.push_rad_s)
                     self._held = False
                     self.release_index = self._index
                     self._release_at = None
                     continue
-                out[k:until] = self._state[:2]
+                held = (self._index - self._held_from + np.arange(until - k)) / self.rate_hz
+                out[k:until] = self._pose + self._tremor.angles(held)
                 self._index += until - k
                 k = until
             else:
@@ -144,13 +176,18 @@ class SimulatedRig:
         return out
 
     def read(self, n: int) -> SampleBlock:
-        """Produce the next n samples synchronously (the unpaced core of blocks())."""
+        """Produce the next n samples synchronously (the unpaced core of blocks()); the
+        link's lost frames are not applied (read_link applies them)."""
         first = self._index
         angles = self._advance(n)
-        counts = np.rint(angles * self._scale).astype(np.int32)
+        counts = encoder_counts(angles, self._quantum, self.realism, self._rng).astype(np.int32)
         self.stats.blocks += 1
         self.stats.samples += n
         return SampleBlock(first_index=first, counts=counts, host_time=time.monotonic())
+
+    def read_link(self, n: int) -> list[SampleBlock]:
+        """The next n samples as the link delivers them (read, less the lost frames)."""
+        return self._link(self.read(n))
 
     async def blocks(self) -> AsyncIterator[SampleBlock]:
         self._clock = None
@@ -166,4 +203,15 @@ class SimulatedRig:
                     await asyncio.sleep(delay)
             else:
                 await asyncio.sleep(0)  # let consumers run between blocks
-            yield block
+            for part in self._link(block):
+                yield part
+
+    def _link(self, block: SampleBlock) -> list[SampleBlock]:
+        """The block as a lossy link delivers it: runs of the frames that arrived."""
+        keep = lost_frames(len(block), self.realism, self._rng, block.first_index)
+        if keep.all():
+            return [block]
+        self.stats.lost_samples += int((~keep).sum())
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], keep.astype(np.int8), [0]])))
+        return [SampleBlock(block.first_index + a, block.counts[a:b], block.host_time,
+                            block.flags) for a, b in zip(edges[::2], edges[1::2])]

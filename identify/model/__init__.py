@@ -8,6 +8,7 @@ from ._equations import (
     RIG_LAYOUT,
     acceleration,
     bias_gravity,
+    extra_torque,
     friction,
     friction_torque,
     inverse_dynamics,
@@ -29,13 +30,23 @@ from ._params import (
     param_name,
     term_of,
 )
+from ._realism import (
+    RIG_ERROR_FIELDS,
+    Realism,
+    Tremor,
+    encoder_counts,
+    hand_tremor,
+    lost_frames,
+    true_rig,
+)
 from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
 
 __all__ = [
     "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
-    "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams", "RigParams", "acceleration", "bias_gravity",
-    "encoder_quantum", "friction", "friction_torque", "inverse_dynamics", "joint_of",
-    "joint_params", "mass_matrix", "param_index", "param_indices", "param_name", "simulate",
+    "RIG_ERROR_FIELDS", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams", "Realism", "RigParams",
+    "Tremor", "acceleration", "bias_gravity", "encoder_counts", "encoder_quantum", "extra_torque",
+    "friction", "friction_torque", "hand_tremor", "inverse_dynamics", "joint_of", "joint_params",
+    "lost_frames", "mass_matrix", "param_index", "param_indices", "param_name", "simulate",
     "simulate_batch", "simulate_from", "simulate_rk4", "simulate_scheduled", "term_of",
-    "to_counts", "total_energy"
+    "to_counts", "total_energy", "true_rig",
 ]

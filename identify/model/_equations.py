@@ -16,7 +16,8 @@ import math
 import numpy as np
 from numba import njit
 
-RIG_LAYOUT = ("m1", "m2", "j1z", "j2x", "j2y", "j2z", "l1", "l2", "L1", "g", "phi", "Fn0", "Fn1")
+RIG_LAYOUT = ("m1", "m2", "j1z", "j2x", "j2y", "j2z", "l1", "l2", "L1", "g", "phi", "Fn0", "Fn1",
+              "drag1", "spring0", "spring_rest0")
 
 
 @njit(cache=True, fastmath=False)
@@ -63,6 +64,17 @@ def bias_gravity(rig: np.ndarray, th0: float, th1: float, v0: float, v1: float
 
 
 @njit(cache=True)
+def extra_torque(rig: np.ndarray, th0: float, v1: float) -> tuple[float, float]:
+    """The torques a lab adds to the model when its diagnostics ask: Q_extra = -(tau0, tau1).
+
+    tau0 = k (theta0 - theta0_k), a cable or spring on the arm (k = rig[14] N m/rad,
+    neutral angle theta0_k = rig[15]); tau1 = c |theta1'| theta1', air drag on the
+    pendulum (c = rig[13] N m s^2). Both are zero on the nominal rig.
+    """
+    return rig[14] * (th0 - rig[15]), rig[13] * abs(v1) * v1
+
+
+@njit(cache=True)
 def acceleration(rig: np.ndarray, fr: np.ndarray, th0: float, th1: float, v0: float,
                  v1: float) -> tuple[float, float]:
     """q'' = H^-1 (Q - B - G)."""
@@ -70,8 +82,9 @@ def acceleration(rig: np.ndarray, fr: np.ndarray, th0: float, th1: float, v0: fl
     bg0, bg1 = bias_gravity(rig, th0, th1, v0, v1)
     f0 = friction_torque(v0, rig[11], fr[0], fr[1], fr[2], fr[3], fr[4])
     f1 = friction_torque(v1, rig[12], fr[5], fr[6], fr[7], fr[8], fr[9])
-    r0 = -f0 - bg0
-    r1 = -f1 - bg1
+    e0, e1 = extra_torque(rig, th0, v1)
+    r0 = -f0 - bg0 - e0
+    r1 = -f1 - bg1 - e1
     det = h11 * h22 - h12 * h12
     return (h22 * r0 - h12 * r1) / det, (h11 * r1 - h12 * r0) / det
 
@@ -86,20 +99,22 @@ def total_energy(rig: np.ndarray, th0: float, th1: float, v0: float, v1: float) 
     v = (-m1 * g * l1 * math.cos(th0) * sp
          - m2 * g * (L1 * math.cos(th0) * sp
                      + l2 * (math.sin(th0) * math.sin(th1) * sp + math.cos(th1) * math.cos(phi))))
-    return t + v
+    spring = 0.5 * rig[14] * (th0 - rig[15]) ** 2
+    return t + v + spring
 
 
 @njit(cache=True)
 def inverse_dynamics(rig: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
                      ) -> np.ndarray:
-    """Friction torque implied by the motion: f = -(H q'' + B + G), shape (n, 2)."""
+    """Friction torque implied by the motion: f = -(H q'' + B + G) - tau_extra, shape (n, 2)."""
     n = q.shape[0]
     f = np.empty((n, 2))
     for k in range(n):
         h11, h12, h22 = mass_matrix(rig, q[k, 1])
         bg0, bg1 = bias_gravity(rig, q[k, 0], q[k, 1], qd[k, 0], qd[k, 1])
-        f[k, 0] = -(h11 * qdd[k, 0] + h12 * qdd[k, 1] + bg0)
-        f[k, 1] = -(h12 * qdd[k, 0] + h22 * qdd[k, 1] + bg1)
+        e0, e1 = extra_torque(rig, q[k, 0], qd[k, 1])
+        f[k, 0] = -(h11 * qdd[k, 0] + h12 * qdd[k, 1] + bg0) - e0
+        f[k, 1] = -(h12 * qdd[k, 0] + h22 * qdd[k, 1] + bg1) - e1
     return f
 
 

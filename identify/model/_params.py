@@ -119,6 +119,14 @@ class RigParams(BaseModel):
                               description="arm joint normal force, N; default (m1+m2) g")
     Fn1: float | None = Field(None, gt=0,
                               description="pendulum joint normal force, N; default m2 g")
+    # what the nominal model leaves out and a lab switches on when the diagnostics ask
+    drag1: float = Field(0.0, ge=0, le=1.0,
+                         description="pendulum air drag c in c |v| v, N m s^2")
+    spring0: float = Field(0.0, ge=0, le=100.0,
+                           description="cable or spring on the arm, k in k (theta0 - rest), "
+                                       "N m/rad")
+    spring_rest0_deg: float = Field(0.0, ge=-360, le=360,
+                                    description="arm angle at which that spring is relaxed")
 
     # The seed leaves Fn open; model.md fixes it to the static load of each joint. Derived
     # on access, so a copy with other masses never keeps stale forces.
@@ -140,6 +148,7 @@ class RigParams(BaseModel):
         """Packed vector for the compiled model: see identify.model.RIG_LAYOUT."""
         return np.array(
             [self.m1, self.m2, self.j1z, self.j2x, self.j2y, self.j2z, self.l1, self.l2,
-             self.L1, self.g, self.tilt_rad, self.fn0, self.fn1],
+             self.L1, self.g, self.tilt_rad, self.fn0, self.fn1, self.drag1, self.spring0,
+             math.radians(self.spring_rest0_deg)],
             dtype=np.float64,
         )

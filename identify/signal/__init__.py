@@ -18,12 +18,18 @@ from ._differentiate import (
 )
 from ._measurement import Measurement
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
-from ._synthetic import free_decay_counts, simulated_measurement
+from ._synthetic import (
+    SyntheticCapture,
+    free_decay_counts,
+    realistic_capture,
+    simulated_measurement,
+)
 
 __all__ = [
-    "UNKNOWN_RESOLUTION_RAD", "Decimated", "Measurement", "Release", "contiguous_segments",
+    "UNKNOWN_RESOLUTION_RAD", "Decimated", "Measurement", "Release", "SyntheticCapture",
+    "contiguous_segments",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
     "holoborodko_second_coefficients", "savitzky_golay_first", "savitzky_golay_second",
-    "second_derivative_kernel", "simulated_measurement",
+    "realistic_capture", "second_derivative_kernel", "simulated_measurement",
 ]

@@ -1,12 +1,26 @@
-"""Simulated captures: a free decay of the model as the encoders would have recorded it."""
+"""Simulated captures: a free decay of the model as the encoders would have recorded it,
+ideal (free_decay_counts) or as a real rig would give it (realistic_capture)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import QUANTUM, TABLE_III_TRUTH, FrictionParams, RigParams, simulate, to_counts
+from ..model import (
+    QUANTUM,
+    TABLE_III_TRUTH,
+    FrictionParams,
+    Realism,
+    RigParams,
+    encoder_counts,
+    hand_tremor,
+    lost_frames,
+    simulate,
+    to_counts,
+    true_rig,
+)
 from ._measurement import Measurement
 
 
@@ -31,14 +45,62 @@ def simulated_measurement(rig: RigParams | None = None,
                           friction: FrictionParams = TABLE_III_TRUTH,
                           pose_deg: tuple[float, float] = (0.0, 120.0), duration: float = 35.0,
                           *, rest_s: float = 0.5, rate_hz: float = 10_000.0,
-                          quantum: float = QUANTUM, capture_id: str | None = None
-                          ) -> Measurement:
+                          quantum: float = QUANTUM, capture_id: str | None = None,
+                          realism: Realism | None = None) -> Measurement:
     """A free-decay Measurement of counts (free_decay_counts), as the rig would record it.
 
     Defaults are the seed's public case: Table III truth, released at theta1 = 120 deg
     after 0.5 s at rest, 35 s, sampled at 10 kHz by encoders of 40,000 counts per rev.
+    With `realism`, the capture of realistic_capture (the Measurement tells the nominal
+    rig; the truth it was made with is lost: use realistic_capture to keep it).
     """
     rig = rig if rig is not None else RigParams()
+    if realism is not None:
+        return realistic_capture(rig, friction, pose_deg, duration, realism, rest_s=rest_s,
+                                 rate_hz=rate_hz, quantum=quantum,
+                                 capture_id=capture_id).measurement
     counts = free_decay_counts(rig, friction, pose_deg, duration, rest_s, rate_hz, quantum)
     return Measurement(angles=counts * quantum, sample_index=np.arange(counts.shape[0]),
                        rate_hz=rate_hz, rig=rig, resolution_rad=quantum, capture_id=capture_id)
+
+
+@dataclass(frozen=True)
+class SyntheticCapture:
+    """A realistic capture and the truth it was made from."""
+
+    measurement: Measurement  # what the estimator gets: angles, and the nominal rig
+    rig: RigParams  # the true rig, with its errors, drag and cable
+    friction: FrictionParams
+    release_time_s: float  # on measurement.t's clock
+    release_state: np.ndarray  # (4,) angles and velocities as the hand let go
+
+
+def realistic_capture(nominal: RigParams, friction: FrictionParams,
+                      pose_deg: tuple[float, float], duration: float, realism: Realism, *,
+                      rest_s: float = 0.5, rate_hz: float = 10_000.0, quantum: float = QUANTUM,
+                      capture_id: str | None = None, rng: np.random.Generator | None = None,
+                      rig: RigParams | None = None) -> SyntheticCapture:
+    """A capture as a real rig gives it (identify.model.Realism): the true rig drawn about
+    `nominal`, held at `pose_deg` by a trembling hand for rest_s, let go with a push,
+    simulated for `duration` s, read by imperfect encoders over a lossy link.
+
+    `rng` (default: realism.rng()) draws everything, in a fixed order, so a seed gives
+    one capture and a shared generator gives a new capture at each call. `rig` names the
+    true rig outright (a test of one error); otherwise it is drawn (true_rig).
+    """
+    rng = rng if rng is not None else realism.rng()
+    drawn = true_rig(nominal, realism, rng)
+    rig = drawn if rig is None else rig
+    n_hold = int(round(rest_s * rate_hz))
+    pose = np.radians(np.asarray(pose_deg, dtype=np.float64))
+    tremor_q, tremor_v = hand_tremor(n_hold + 1, rate_hz, realism.hand_tremor_rad, rng)
+    x0 = np.concatenate([pose + tremor_q[-1], tremor_v + np.asarray(realism.push_rad_s)])
+    _, states, _ = simulate(rig, friction, x0, duration, rate_hz=rate_hz)
+    angles = np.vstack([pose + tremor_q[:n_hold], states[:, :2]])
+    counts = encoder_counts(angles, quantum, realism, rng)
+    keep = lost_frames(counts.shape[0], realism, rng)
+    index = np.flatnonzero(keep)
+    m = Measurement(angles=counts[keep] * quantum, sample_index=index, rate_hz=rate_hz,
+                    rig=nominal, resolution_rad=quantum, capture_id=capture_id)
+    # times on m.t's clock start at the first sample kept
+    return SyntheticCapture(m, rig, friction, (n_hold - index[0]) / rate_hz, x0)

@@ -32,6 +32,7 @@ from identify import (
 )
 
 SCALE = 40_000 / (2.0 * math.pi)  # counts per radian
+QUANTUM = 1.0 / SCALE
 RESULT_KEYS = {"schema", "method", "capture_id", "parameters", "fit_percent", "compute_seconds",
                "normalized_compute_time", "capture_seconds", "sample_rate_hz", "samples",
                "lost_samples", "tilt_deg", "diagnostics", "software_version", "created_utc"}
@@ -469,3 +470,38 @@ def test_config_settings_reach_the_simulation(tmp_path):
     assert capture.rig.tilt_deg == 25.0
     expected = TABLE_III_TRUTH.model_copy(update={"mu_d1": 2e-3})
     np.testing.assert_array_equal(capture.counts, sim_counts(expected, 10_001, tilt=25.0))
+
+
+# ------------------------------------------------------------------ realistic captures
+
+def test_simulate_makes_a_capture_as_a_real_rig_would_and_tells_the_nominal_rig(tmp_path, capfd):
+    out = tmp_path / "real.h5"
+    args = ("simulate", "--out", out, "--duration", "2", "--rest", "0.5", "--seed", "7",
+            "--rig-error", "0.05", "--tremor", "0.002", "--push", "0.05", "-0.15",
+            "--jitter", "1", "--lost-frames", "0.01", "--drag", "5e-6")
+    rc, said = run_main(*args)
+    assert rc == 0
+    assert "as a real rig:" in said and "drag 5e-06" in said and "samples lost" in said
+    cap = read_capture(out)
+    assert cap.rig == RigParams()  # the estimator is told the nominal rig
+    steps = np.diff(cap.sample_index)
+    assert (steps > 1).any() and np.all((steps[steps > 1] - 1) % 10 == 0)  # whole frames lost
+    held = cap.angles_rad[:4000, 1]
+    assert held.std() > 5 * QUANTUM  # a trembling hand, not a still pose
+    # the same seed, the same capture; no seed, another one
+    again = tmp_path / "again.h5"
+    assert run_main(*args[:2], again, *args[3:])[0] == 0
+    np.testing.assert_array_equal(read_capture(again).counts, cap.counts)
+    other = tmp_path / "other.h5"
+    assert run_main("simulate", "--out", other, "--duration", "2", "--tremor", "0.002")[0] == 0
+    assert not np.array_equal(read_capture(other).counts[:5000], cap.counts[:5000])
+
+
+@pytest.mark.parametrize("option, value", [("--noise", "-1"), ("--lost-frames", "0.9"),
+                                           ("--rig-error", "nan")])
+def test_simulate_realism_out_of_range_is_one_line_naming_the_option(tmp_path, capfd,
+                                                                      option, value):
+    rc, _ = run_main("simulate", "--out", tmp_path / "x.h5", "--duration", "0.1", option, value)
+    assert rc == 2
+    assert_one_line_error(capfd, option)
+    assert list(tmp_path.iterdir()) == []

@@ -179,3 +179,45 @@ def test_frictionless_counts_stay_within_the_energy_envelope():
 def test_invalid_arguments_raise_value_error(kwargs):
     with pytest.raises(ValueError):
         SimulatedRig(paced=False, **kwargs)
+
+
+# --- as a real rig: every release differs, frames go missing ---------------------------------
+
+from identify.model import Realism  # noqa: E402
+
+REAL = Realism(seed=11, rig_error=0.05, hand_tremor_rad=0.002, push_rad_s=(0.05, -0.15),
+               jitter_counts=1, lost_frames=0.01)
+
+
+def _release_from(rig: SimulatedRig, pose, n: int) -> np.ndarray:
+    rig.hold(pose, release_in_s=0.2)
+    return np.concatenate([rig.read(1000).counts for _ in range(n)])
+
+
+def test_a_realistic_rig_is_built_once_off_nominal_and_released_differently_each_time():
+    rig = SimulatedRig(pose_deg=(0.0, 60.0), paced=False, hold_s=0.2, realism=REAL)
+    assert rig.rig != RigParams() and rig.nominal == RigParams()
+    assert rig.info.identity == "sim:tilt=10deg"
+    first = _release_from(rig, (0.0, 60.0), 10)
+    second = _release_from(rig, (0.0, 60.0), 10)
+    assert not np.array_equal(first, second)  # another tremor, another push
+    assert np.abs(first[:2000, 1] - first[0, 1]).max() >= 2  # the hand trembles
+    # the same seed builds the same rig and makes the same first capture
+    again = SimulatedRig(pose_deg=(0.0, 60.0), paced=False, hold_s=0.2, realism=REAL)
+    assert again.rig == rig.rig
+    np.testing.assert_array_equal(_release_from(again, (0.0, 60.0), 10), first)
+
+
+async def test_lost_frames_arrive_as_gaps_of_whole_frames_and_are_counted():
+    rig = SimulatedRig(pose_deg=(0.0, 60.0), paced=False, hold_s=0.2, realism=REAL,
+                       block_size=100)
+    seen: list[SampleBlock] = []
+    async with rig:
+        async for block in rig.blocks():
+            seen.append(block)
+            if block.end_index >= 50_000:
+                break
+    index = np.concatenate([b.first_index + np.arange(len(b)) for b in seen])
+    missing = int(index[-1]) + 1 - index.size
+    assert missing == rig.stats.lost_samples and 0.005 < missing / index[-1] < 0.02
+    assert np.all(np.diff(index) > 0) and np.all((np.diff(index) - 1) % 10 == 0)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from identify import FrictionParams, RigParams, friction, simulate, total_energy
-from identify.model import acceleration, mass_matrix
+from identify.model import acceleration, inverse_dynamics, mass_matrix
 
 
 def test_frictionless_run_conserves_energy_to_1e9_over_10s():
@@ -85,3 +85,37 @@ def test_normal_forces_follow_the_masses_unless_set():
     rig = RigParams().model_copy(update={"m2": 0.2})
     assert rig.fn1 == pytest.approx(0.2 * 9.81)
     assert RigParams(Fn1=3.0).fn1 == 3.0
+
+
+def test_a_cable_spring_on_the_arm_stores_energy_and_conserves_it_without_friction():
+    rig = RigParams(spring0=0.02, spring_rest0_deg=15.0)
+    _, states, energy = simulate(rig, FrictionParams.frictionless(),
+                                 [0.3, math.radians(120), 0.5, -1.0], 5.0)
+    assert np.max(np.abs(energy - energy[0])) / abs(energy[0]) < 1e-9
+    # the spring pulls the arm toward its rest angle: it moves the arm's mean angle
+    _, plain, _ = simulate(RigParams(), FrictionParams.frictionless(),
+                           [0.3, math.radians(120), 0.5, -1.0], 5.0)
+    assert abs(states[:, 0].mean() - plain[:, 0].mean()) > 0.01
+
+
+def test_air_drag_takes_c_abs_v_v_times_v_of_power_from_the_pendulum():
+    rig = RigParams(drag1=5e-6)
+    x = [0.0, math.radians(90), 0.0, 6.0]
+    _, states, energy = simulate(rig, FrictionParams.frictionless(), x, 0.01,
+                                 rate_hz=100_000.0)
+    power = -np.gradient(energy, 1e-5)
+    v1 = states[:, 3]
+    np.testing.assert_allclose(power[5:-5], 5e-6 * np.abs(v1[5:-5]) ** 3, rtol=1e-3)
+
+
+def test_inverse_dynamics_returns_friction_alone_when_the_rig_has_extra_terms():
+    rig = RigParams(drag1=5e-6, spring0=0.02, spring_rest0_deg=-5.0)
+    arr = rig.as_array()
+    fr = FrictionParams().as_array()
+    q = np.array([[0.2, 1.0], [-0.1, 2.0]])
+    qd = np.array([[0.5, 3.0], [-0.2, -4.0]])
+    qdd = np.array([acceleration(arr, fr, *q[k], *qd[k]) for k in range(2)])
+    expected = np.array([[friction(qd[k, j], [rig.fn0, rig.fn1][j],
+                                   *fr[5 * j:5 * j + 5]) for j in range(2)] for k in range(2)])
+    np.testing.assert_allclose(inverse_dynamics(arr, q, qd, qdd), expected, rtol=1e-9,
+                               atol=1e-12)
