@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
+from ..config import MAX_NESTING, Settings, json_nesting
 from ..mqtt import COMMANDS, monitor, parse_mqtt_url, send_command
 from ..runtime import (
     PlainRun,
@@ -186,6 +186,10 @@ def _check_url(url: str | None) -> None:
 def cmd_cmd(args: argparse.Namespace) -> int:
     if args.verb not in COMMANDS:
         raise UsageError(f"cmd: unknown verb {args.verb!r}; verbs: {', '.join(COMMANDS)}")
+    if args.body and json_nesting(args.body.encode()) > MAX_NESTING:
+        # the service would refuse it; and the parser would overflow the stack first
+        raise UsageError(f"cmd: the request is nested too deeply (more than {MAX_NESTING} "
+                         "levels)")
     try:
         body = json.loads(args.body) if args.body else {}
     except json.JSONDecodeError as exc:

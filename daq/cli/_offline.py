@@ -26,7 +26,7 @@ from identify import (
 from identify.model import RIG_ERROR_FIELDS, Realism, RigParams
 
 from ..acquisition import Capture, TriggerInfo, to_measurement
-from ..config import Settings, first_error
+from ..config import MAX_NESTING, Settings, first_error, json_nesting
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
@@ -41,6 +41,8 @@ def _friction_arg(text: str) -> FrictionParams:
             text = Path(text[1:]).read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--friction: cannot read {text[1:]}: {exc.strerror}") from None
+    if json_nesting(text.encode()) > MAX_NESTING:  # a result nests 4 deep
+        raise UsageError(f"--friction: nested too deeply (more than {MAX_NESTING} levels)")
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:

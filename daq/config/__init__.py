@@ -3,6 +3,7 @@
 The bottom layer of `daq`: every other subpackage may import it, it imports none of them.
 """
 
+from ._json import MAX_DOCUMENT_NESTING, MAX_NESTING, json_nesting, loads_bounded
 from ._settings import (
     ConfigError,
     IdentifyConfig,
@@ -17,7 +18,7 @@ from ._settings import (
 from ._validation import first_error, one_line, where
 
 __all__ = [
-    "ConfigError", "IdentifyConfig", "MqttConfig", "RingConfig", "Settings",
-    "SimConfig", "StorageConfig", "TriggerConfig", "first_error", "load_settings", "one_line",
-    "where",
+    "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ConfigError", "IdentifyConfig", "MqttConfig",
+    "RingConfig", "Settings", "SimConfig", "StorageConfig", "TriggerConfig", "first_error",
+    "json_nesting", "load_settings", "loads_bounded", "one_line", "where",
 ]

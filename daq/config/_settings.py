@@ -175,6 +175,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
             raise ConfigError(f"{path}: config file not found") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except RecursionError:  # the parser recurses per level of nested arrays and tables
+            raise ConfigError(f"{path}: nested too deeply to be a configuration") from None
     token = _TOML_DATA.set(data)
     try:
         return Settings(**overrides)

@@ -11,7 +11,7 @@ import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from ..config import MqttConfig
+from ..config import MqttConfig, loads_bounded
 from ._broker import client_options, parse_mqtt_url
 from ._topics import Topics
 
@@ -40,7 +40,8 @@ async def send_command(cfg: MqttConfig, verb: str, body: dict[str, Any], *, url:
                 async for message in client.messages:
                     got = getattr(message.properties, "CorrelationData", None)
                     if message.topic.value == response and got == token.encode():
-                        return json.loads(message.payload)
+                        reply: dict[str, Any] = loads_bounded(message.payload)
+                        return reply
     except TimeoutError:
         raise ConnectionError(f"cmd {verb}: no reply from rig {cfg.rig_id} within "
                               f"{timeout_s:g} s (is the service running?)") from None

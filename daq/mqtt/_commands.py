@@ -15,7 +15,6 @@ session/resume (docs/mqtt.md says what each does and when it is allowed).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from identify import METHODS
 
-from ..config import first_error, one_line
+from ..config import MAX_NESTING, first_error, json_nesting, one_line
 from ._topics import Topics
 
 __all__ = ["COMMANDS", "CommandRefused", "CommandRouter", "Request"]
@@ -31,20 +30,6 @@ __all__ = ["COMMANDS", "CommandRefused", "CommandRouter", "Request"]
 
 #: a request is a small JSON object: its size and depth are bounded before it is parsed
 MAX_REQUEST_BYTES = 65_536
-MAX_NESTING = 32
-_STRINGS = re.compile(rb'"(?:\\.|[^"\\])*"')
-
-
-def _nesting(payload: bytes) -> int:
-    """The deepest nesting of JSON arrays and objects (strings skipped), without parsing."""
-    deepest = depth = 0
-    for byte in _STRINGS.sub(b'""', payload):
-        if byte in b"[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif byte in b"]}":
-            depth -= 1
-    return deepest
 
 
 class CommandRefused(Exception):
@@ -107,7 +92,7 @@ class CommandRouter:
         verb = self.topics.verb_of(topic)
         if len(payload) > MAX_REQUEST_BYTES:
             return verb, None, f"the request is larger than {MAX_REQUEST_BYTES} bytes"
-        if _nesting(payload) > MAX_NESTING:
+        if json_nesting(payload) > MAX_NESTING:
             return verb, None, (f"the request is nested too deeply (more than {MAX_NESTING} "
                                 "levels)")
         try:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from identify import SOFTWARE_VERSION, utc_now
 
+from ..config import loads_bounded
 from ._payloads import Envelope, dump_json
 
 __all__ = ["Job", "JobPayload", "PendingJobs", "WorkerPayload", "result_from_message"]
@@ -136,8 +136,11 @@ class PendingJobs:
 
 
 def result_from_message(payload: bytes) -> tuple[str | None, dict[str, Any]]:
-    """(job_id, the result's fields without the envelope) of a result message."""
-    body = json.loads(payload)
+    """(job_id, the result's fields without the envelope) of a result message (ValueError
+    if it is not JSON, or nested deeper than any result)."""
+    body = loads_bounded(payload)
+    if not isinstance(body, dict):
+        raise ValueError("a result message must be a JSON object")
     job_id = body.get("job_id")
     for key in ("rig_id", "time", "msg_id", "job_id", "worker"):
         body.pop(key, None)

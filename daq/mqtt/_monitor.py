@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import sys
@@ -11,7 +10,7 @@ from typing import Any, TextIO
 
 import aiomqtt
 
-from ..config import MqttConfig
+from ..config import MqttConfig, loads_bounded
 from ._broker import client_options, parse_mqtt_url
 from ._topics import Topics
 
@@ -56,7 +55,7 @@ def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
     if not payload:
         return f"{head} (cleared)"
     try:
-        msg = json.loads(payload)
+        msg = loads_bounded(payload)
     except ValueError:
         return f"{head} (not JSON) {payload[:80]!r}"
     if not isinstance(msg, dict):

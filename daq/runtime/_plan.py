@@ -136,6 +136,8 @@ def load_plan(path: Path, overrides: dict[str, object] | None = None) -> Session
         raise PlanError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise PlanError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # the parser recurses per level of nested arrays and tables
+        raise PlanError(f"{path}: nested too deeply to be a plan") from None
     section = data.get("session", data)
     if not isinstance(section, dict):
         raise PlanError(f"{path}: [session] must be a table")

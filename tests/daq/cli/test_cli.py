@@ -505,3 +505,30 @@ def test_simulate_realism_out_of_range_is_one_line_naming_the_option(tmp_path, c
     assert rc == 2
     assert_one_line_error(capfd, option)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.fault(injected="bad input: JSON nested 1,000 and 100,000 deep in `hilrig cmd` and "
+                            "`simulate --friction`",
+                   expected="one line naming the option, exit 2, nothing sent or written")
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_json_nested_too_deeply_on_the_command_line_is_one_line(tmp_path, capfd, depth):
+    deep = "[" * depth + "]" * depth
+    assert run_main("cmd", "arm", '{"a": ' + deep + "}", "--timeout", "1")[0] == 2
+    assert_one_line_error(capfd, "cmd", "nested too deeply")
+    rc, _ = run_main("simulate", "--out", tmp_path / "x.h5", "--duration", "0.1",
+                     "--friction", '{"mu_d0": ' + deep + "}")
+    assert rc == 2
+    assert_one_line_error(capfd, "--friction", "nested too deeply")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.fault(injected="bad input: a plan and a config file nested 3,000 deep (TOML)",
+                   expected="one line naming the file, exit 2")
+def test_toml_nested_too_deeply_is_one_line(tmp_path, capfd):
+    deep = "[" * 3000 + "]" * 3000
+    plan = _write(tmp_path / "deep.toml", f"[session]\ncaptures = 1\nposes_deg = {deep}\n")
+    assert run_main("session", "start", plan)[0] == 2
+    assert_one_line_error(capfd, "deep.toml", "nested too deeply")
+    cfg = _write(tmp_path / "cfg.toml", f"x = {deep}\n")
+    assert run_main("--config", cfg, "captures", "list")[0] == 2
+    assert_one_line_error(capfd, "cfg.toml", "nested too deeply")

@@ -171,3 +171,17 @@ async def test_a_deeply_nested_command_is_refused_and_the_reader_survives(tmp_pa
         alive = await lab.ask("arm", "{}", timeout=30)
         assert alive["ok"] is False and "not available" in alive["error"]
         lab.stop()
+
+
+@pytest.mark.fault(injected="bad input: a result message and a monitored message nested "
+                            "100,000 deep (a foreign or broken worker)",
+                   expected="refused as not a result (ValueError), shown as not JSON; no "
+                            "RecursionError reaches the rig's handlers or the monitor")
+def test_messages_from_others_nested_too_deeply_are_refused_not_parsed():
+    from daq.mqtt import result_from_message
+    from daq.mqtt._monitor import _summary_line
+
+    deep = b'{"job_id": "j", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with pytest.raises(ValueError, match="nested too deeply"):
+        result_from_message(deep)
+    assert "(not JSON)" in _summary_line("hilrig/r/result/c/m", deep, False)
