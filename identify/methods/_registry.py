@@ -9,6 +9,8 @@ from ..results import IdentificationResult
 from ..signal import Measurement
 from ._grey_box import METHOD as GREY_BOX
 from ._grey_box import identify_grey_box
+from ._multiple_shooting import METHOD as SHOOTING
+from ._multiple_shooting import identify_multiple_shooting
 from ._output_error import METHOD as OUTPUT_ERROR
 from ._output_error import identify_output_error
 from ._regression import METHOD as REGRESSION
@@ -33,6 +35,8 @@ METHODS: dict[str, Method] = {
     UAS: identify_uas,  # seed 000
     INTEGRAL: identify_integral,  # seed 004
     SIMPLEX: identify_simplex,  # seed 003's optimiser on the output-error problem
+    # friction and rig jointly by multiple shooting, the release as it happens
+    SHOOTING: identify_multiple_shooting,
 }
 DEFAULT_METHOD = GREY_BOX
 

@@ -3,6 +3,7 @@
 The bottom of identify above the solvers: it imports no other identify subpackage.
 """
 
+from ._base import BASE_NAMES, NORMALISED, base_parameters, equivalent_rigs, normalised
 from ._encoder import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
 from ._equations import (
     RIG_LAYOUT,
@@ -39,9 +40,12 @@ from ._realism import (
     lost_frames,
     true_rig,
 )
+from ._segments import simulate_jobs
 from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
 
 __all__ = [
+    "BASE_NAMES", "NORMALISED", "base_parameters", "equivalent_rigs", "normalised",
+    "simulate_jobs",
     "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
     "RIG_ERROR_FIELDS", "RIG_LAYOUT", "TABLE_III_TRUTH", "FrictionParams", "Realism", "RigParams",
     "Tremor", "acceleration", "bias_gravity", "encoder_counts", "encoder_quantum", "extra_torque",

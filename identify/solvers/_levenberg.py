@@ -18,15 +18,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
+
+
+class JacobianOperator(Protocol):
+    """A Jacobian kept in a structure of its own (blocks): what the normal equations need."""
+
+    def gram(self) -> np.ndarray: ...  # J^T J
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray: ...  # J^T r
+
+
+def _normal(j: Any, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(j, np.ndarray):
+        return j.T @ j, j.T @ r
+    return j.gram(), j.rmatvec(r)
 
 
 @dataclass
 class LMResult:
     x: np.ndarray
     fun: np.ndarray  # residuals at x
-    jac: np.ndarray  # Jacobian at x
+    jac: Any  # Jacobian at x: an array, or what jac returned (a JacobianOperator)
     cost: float  # 0.5 ||r||^2
     nfev: int
     njev: int
@@ -35,11 +50,12 @@ class LMResult:
 
 
 def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
-                        jac: Callable[[np.ndarray, np.ndarray], np.ndarray], x0: np.ndarray,
+                        jac: Callable[[np.ndarray, np.ndarray], Any], x0: np.ndarray,
                         bounds: tuple[np.ndarray, np.ndarray], *, sigma_tol: float = 0.05,
                         ftol: float = 1e-12, max_iter: int = 150, lam0: float = 1e-6,
                         max_step: np.ndarray | None = None) -> LMResult:
-    """Minimise 0.5 ||fun(x)||^2 within bounds. jac(x, r) returns d r / d x at x.
+    """Minimise 0.5 ||fun(x)||^2 within bounds. jac(x, r) returns d r / d x at x: an array,
+    or a JacobianOperator (only its normal equations are used).
 
     max_step bounds |delta_i| per iteration (each component clipped), a trust region
     that keeps a Gauss-Newton step from leaping across the valley.
@@ -54,8 +70,7 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
     message, success = "maximum iterations reached", False
     dof = max(1, r.size - x.size)
     for _ in range(max_iter):
-        a = j.T @ j
-        g = j.T @ r
+        a, g = _normal(j, r)
         # Marquardt's scaling with a floor: a parameter the data barely see (a stuck joint's
         # viscous term) must not get an unbounded step
         d = np.maximum(np.diag(a), 1e-9 * max(float(np.max(np.diag(a))), 1e-300))
@@ -84,7 +99,8 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
         # a good linear model (rho near 1) earns a near Gauss-Newton step next time
         lam = max(lam * (0.1 if rho > 0.75 else 0.5 if rho > 0.25 else 2.0), 1e-15)
         nu = 2.0
-        sigma = np.sqrt(np.clip(np.diag(np.linalg.pinv(a)) * 2 * cost / dof, 1e-300, None))
+        sigma = np.sqrt(np.clip(np.diag(np.linalg.pinv(a, hermitian=True)) * 2 * cost / dof,
+                                1e-300, None))
         if np.all(np.abs(dx) <= sigma_tol * sigma):
             message, success = f"steps below {sigma_tol:g} standard errors", True
             j = jac(x, r)

@@ -1,0 +1,481 @@
+"""Friction and rig jointly, by multiple shooting: the estimator for a real rig.
+
+What it does, in order:
+
+1. Where the free motion starts: the first sample well outside what the rig did while
+   held (rest, or a hand's tremor), plus a margin for the hand to let go; nothing before
+   it is fitted, and nothing assumes a release from rest.
+2. Decimate to 1 kHz and differentiate (Holoborodko N = 51, 101); the noise of each
+   joint from the data (its second differences) with the encoder's quantum as a floor.
+3. A start for the friction from the per-joint regression (seed 002), where it works.
+4. Cut the capture into overlapping segments, each with a state of its own
+   (identify.methods._shooting), fit the segments' states with the rest held, then
+   everything: the rig's quantities (logs, with the nominal values as a prior), the
+   friction (logs) and the states, by Levenberg-Marquardt.
+5. Weigh each joint by its residual and refit; the covariance is the inverse of the
+   data's information (inflated for the residuals' autocorrelation) plus the prior's.
+6. Report the friction with 95 % intervals (the masses' uncertainty included: mu = a
+   torque over a normal force from the masses), the rig quantities a free decay
+   identifies (docs/identification.md), the fit per joint over the whole capture and per
+   segment (seed 000 eq. 53), and the release: time and state, found by simulating the
+   first segment backward until it leaves the data.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._progress import Progress, no_progress
+from ..model import (
+    JOINT_NAMES,
+    PARAM_NAMES,
+    QUANTUM,
+    equivalent_rigs,
+    simulate_from,
+)
+from ..results import IdentificationResult, ParameterEstimate, fit_percent
+from ..signal import Decimated, Measurement, decimate
+from ..solvers import levenberg_marquardt
+from ._joint_regression import regression_estimate
+from ._oe_problem import LOG_BOUNDS, residual_inflation
+from ._pipeline import FN_T, FN_T_NOTE, GENERIC_START, START_MU_S_OVER_MU_D
+from ._rig_prior import RIG_VARIABLES, RigPrior
+from ._shooting import FRICTION_FREE, BlockJacobian, Segments, ShootingProblem
+
+METHOD = "shooting"
+SEGMENT_S = 4.0
+SHORT_SEGMENT_S = 1.0
+OVERLAP_S = 0.25
+LET_GO_S = 0.03  # after the motion is plain, the hand may still touch for this long
+#: mu_s and omega_t act only near zero velocity and trade off along a curved valley: on
+#: realistic captures their Wald intervals, however narrow, missed the truth too often
+#: (bench/bench_real_rig.py) to be reported as identified
+STRIBECK_NAMES = ("mu_s0", "omega_t0", "mu_s1", "omega_t1")
+STRIBECK_NOTE = ("estimated, not identified with confidence: mu_s and omega_t act only near "
+                 "zero velocity and trade off along a curved valley; the interval shown is "
+                 "the local (Wald) one and is not trusted")
+FIT_RATE_HZ = 500.0  # the swing (periods ~1.7 s) needs no more; near-zero velocities get substeps
+
+
+@dataclass(frozen=True)
+class ShootingFit:
+    problem: ShootingProblem
+    z: np.ndarray
+    cov: np.ndarray
+    residual_rms: np.ndarray  # (2,) rad
+    noise: np.ndarray  # (2,) rad, the data's own noise (noise_sigma)
+    inflation: float
+    nfev: int
+    njev: int
+    message: str
+
+    @property
+    def extras(self) -> tuple[str, ...]:
+        return self.problem.extras
+
+    @property
+    def bic(self) -> float:
+        """Schwarz's criterion over both joints: n log(RSS/n) per joint + k log n, the
+        global variables counted (every model has the same segment states)."""
+        n = self.problem.n_data // 2
+        rss = n * self.residual_rms ** 2
+        return float(np.sum(n * np.log(rss / n)) + self.problem.n_global * math.log(2 * n))
+
+    @property
+    def excess(self) -> np.ndarray:
+        """Residual rms over the noise, per joint: 1 when the model explains all but noise."""
+        return np.asarray(self.residual_rms / self.noise)
+
+
+def motion_start(m: Measurement) -> float:
+    """When the free motion is plainly under way (s on m.t), never before the release.
+
+    What the rig did at first (rest, or a hand's tremor) sets a band per joint: 6 times
+    the spread of the first 0.2 s (at least 3 encoder counts). The motion starts when
+    either joint leaves its band for good; LET_GO_S later the hand is off.
+    """
+    q, t = m.angles, m.t
+    quantum = m.resolution_rad or QUANTUM
+    head = t <= min(0.2, 0.2 * float(t[-1]))
+    if head.sum() < 5:
+        return float(t[0])
+    centre = np.median(q[head], axis=0)
+    spread = np.maximum(q[head].std(axis=0), quantum)
+    band = np.maximum(6 * spread, 3 * quantum)
+    out = (np.abs(q - centre) > band).any(axis=1)
+    if not out.any():
+        return float(t[0])
+    first = int(np.argmax(out))
+    if first <= head.sum() // 2:  # in motion from the start: no hold to skip
+        return float(t[0])
+    return min(float(t[first]) + LET_GO_S, float(t[-1]))
+
+
+def noise_sigma(d: Decimated, quantum: float) -> np.ndarray:
+    """Each joint's measurement noise (rad): what a local cubic over 11 points (22 ms at
+    500 Hz, where a swing is a cubic to 1e-7 rad) leaves, corrected for the smoother's
+    own degrees of freedom; never below the rms of one encoder quantum, Q / sqrt(12)
+    (a joint that moves slowly keeps its quantisation error across a whole block)."""
+    from scipy.signal import savgol_filter
+
+    window, order = 11, 3
+    # the central weight h0 of the local cubic: the residual's variance is (1 - h0) sigma^2
+    h0 = float(savgol_filter(np.eye(window)[window // 2], window, order)[window // 2])
+    out = np.zeros(2)
+    pieces = [r for r in np.split(np.arange(d.grid.size),
+                                  np.flatnonzero(np.diff(d.grid) != 1) + 1) if r.size > window]
+    for j in range(2):
+        res = np.concatenate([d.q[r, j] - savgol_filter(d.q[r, j], window, order)
+                              for r in pieces]) if pieces else np.zeros(1)
+        out[j] = float(np.sqrt(np.mean(res ** 2) / (1.0 - h0)))
+    return np.maximum(out, quantum / math.sqrt(12))
+
+
+def _friction_start(d: Decimated, m: Measurement) -> np.ndarray:
+    """mu_d, mu_s, mu_v, omega_t per joint: the regression where it works."""
+    regs = regression_estimate(d, m.rig)
+    out = []
+    for jr in regs:
+        mu_d = jr.mu_d if np.isfinite(jr.mu_d) and jr.mu_d > 0 else GENERIC_START["mu_d"]
+        mu_v = jr.mu_v if np.isfinite(jr.mu_v) and jr.mu_v > 0 else GENERIC_START["mu_v"]
+        out += [mu_d, START_MU_S_OVER_MU_D * mu_d, mu_v, GENERIC_START["omega_t"]]
+    lo = [LOG_BOUNDS[PARAM_NAMES.index(n)][0] for n in FRICTION_FREE]
+    hi = [LOG_BOUNDS[PARAM_NAMES.index(n)][1] for n in FRICTION_FREE]
+    return np.clip(np.array(out), np.array(lo) * 1.01, np.array(hi) * 0.99)
+
+
+def _segment_states(d: Decimated, seg: Segments) -> np.ndarray:
+    """Each segment's start state from a cubic fit to its first 0.1 s (noise-robust)."""
+    states = []
+    k = d.grid - d.grid[0]
+    for first in seg.start:
+        rows = np.flatnonzero((k >= first) & (k < first + max(5, int(0.1 / d.h))))
+        tt = (k[rows] - first) * d.h
+        x = []
+        for j in range(2):
+            c = np.polyfit(tt, d.q[rows, j], min(3, rows.size - 1))
+            x.append((c[-1], c[-2]))
+        states.append([x[0][0], x[1][0], x[0][1], x[1][1]])
+    return np.array(states)
+
+
+class _Restricted:
+    """A BlockJacobian seen through a subset of its columns."""
+
+    def __init__(self, j: BlockJacobian, free: np.ndarray) -> None:
+        self.j, self.free = j, free
+
+    def gram(self) -> np.ndarray:
+        return self.j.gram()[np.ix_(self.free, self.free)]
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray:
+        return self.j.rmatvec(r)[self.free]
+
+
+def _lm(problem: ShootingProblem, z: np.ndarray, free: np.ndarray,
+        max_iter: int) -> tuple[np.ndarray, Any]:
+    """Levenberg-Marquardt over the variables `free` of z, the others held."""
+    lo, hi = problem.bounds()
+    z = z.copy()
+    n_g = problem.n_global
+    globals_free = bool((free < n_g).any())
+
+    def full(x: np.ndarray) -> np.ndarray:
+        zz = z.copy()
+        zz[free] = x
+        return zz
+
+    def fun(x: np.ndarray) -> np.ndarray:
+        return problem.fun(full(x))
+
+    def jac(x: np.ndarray, r: np.ndarray) -> _Restricted:
+        return _Restricted(problem.jac(full(x), r, global_columns=globals_free), free)
+
+    # a factor e^0.5 for a log, 0.2 rad for an angle, 2 rad/s for a velocity per step
+    component = (free - n_g) % 4
+    max_step = np.where(free < n_g, 0.5, np.where(component < 2, 0.2, 2.0))
+    res = levenberg_marquardt(fun, jac, z[free], (lo[free], hi[free]), max_iter=max_iter,
+                              max_step=max_step)
+    return full(res.x), res
+
+
+def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
+                 segment_s: float = SEGMENT_S, overlap_s: float = OVERLAP_S,
+                 extras: tuple[str, ...] = (), progress: Progress | None = None
+                 ) -> tuple[ShootingFit, Decimated, float]:
+    """The multiple-shooting fit of a capture (see module); with its decimated data and
+    where the free motion starts."""
+    prior = prior or RigPrior(m.rig)
+    quantum = m.resolution_rad or QUANTUM
+    t_start = motion_start(m)
+    d = decimate(m, t_start, FIT_RATE_HZ)
+    sigma = noise_sigma(d, quantum)
+    # short segments first: a rig or friction far from the truth cannot make a phase slip
+    # within one second, so the fit finds the right valley
+    short = Segments.cut(d, SHORT_SEGMENT_S, overlap_s)
+    problem = ShootingProblem(d, prior, short, sigma, extras, progress)
+    z = np.concatenate([problem.global_start(_friction_start(d, m)),
+                        _segment_states(d, short).ravel()])
+    n_g = problem.n_global
+    z, _ = _lm(problem, z, np.arange(n_g, z.size), 5)
+    z, res = _lm(problem, z, np.arange(z.size), 60)
+    # then segments of segment_s, every few short ones merged: fewer states to absorb
+    # what the model leaves out, so the residuals show it and the friction is not bent
+    every = max(1, int(round(segment_s / SHORT_SEGMENT_S)))
+    if every > 1 and short.count > every:
+        keep = np.arange(0, short.count, every)
+        seg = Segments.starting(d, short.start[keep], overlap_s)
+        states = problem.states(z)[keep]
+        problem = ShootingProblem(d, prior, seg, sigma, extras, progress)
+        z = np.concatenate([z[:n_g], states.ravel()])
+        z, res = _lm(problem, z, np.arange(z.size), 40)
+    # each joint weighed by what the model leaves of it, then refined
+    resid = (problem.data_residuals(z).reshape(-1, 2)) * problem.sigma
+    rms = np.sqrt((resid ** 2).mean(axis=0))
+    problem.sigma = np.maximum(rms, problem.sigma * 0.5)
+    problem._cache = None
+    z, res = _lm(problem, z, np.arange(z.size), 10)
+    data = res.fun[:problem.n_data].reshape(-1, 2)
+    infl = max(residual_inflation(data[:, 0]), residual_inflation(data[:, 1]))
+    jac: BlockJacobian = res.jac.j
+    data_info = jac.gram(problem.n_data)
+    info = data_info / infl + (jac.gram() - data_info)
+    cov = np.linalg.pinv(info, hermitian=True)
+    rms = np.sqrt(((data * problem.sigma) ** 2).mean(axis=0))
+    return (ShootingFit(problem, z, cov, rms, sigma, infl, problem.nfev, res.njev,
+                        res.message), d, t_start)
+
+
+#: residuals above this many times the noise ask for the extra terms
+ADEQUATE_EXCESS = 1.5
+
+
+def select_model(m: Measurement, prior: RigPrior | None = None, *,
+                 extras: tuple[str, ...] | None = None, progress: Progress | None = None
+                 ) -> tuple[ShootingFit, float, list[dict[str, Any]]]:
+    """The fit with the extra terms the data support, chosen by BIC.
+
+    The nominal model and the one with air drag on the pendulum always; an arm whose
+    residuals exceed ADEQUATE_EXCESS times its noise asks for a cable on the arm (and
+    then both terms together); the lowest BIC wins. `extras` given: exactly those
+    terms, nothing tried. Returns the fit, where the free motion starts, and every model
+    tried.
+    """
+    if extras is not None:
+        fit, _, t0 = fit_shooting(m, prior, extras=extras, progress=progress)
+        return fit, t0, [_tried(fit, chosen=True)]
+    fit, _, t0 = fit_shooting(m, prior, progress=progress)
+    fits = [fit]
+    over = fit.excess > ADEQUATE_EXCESS
+    # air drag is always a candidate: within a noise floor of quantisation a short capture
+    # hides it, and left out it bends the pendulum's friction by 20 %
+    asked: list[tuple[str, ...]] = [("drag1",)]
+    if over[0]:
+        asked.append(("spring0", "spring_rest0"))
+    if over[0]:
+        asked.append(("drag1", "spring0", "spring_rest0"))
+    fits += [fit_shooting(m, prior, extras=e, progress=progress)[0] for e in asked]
+    best = min(fits, key=lambda f: f.bic)
+    return best, t0, [_tried(f, chosen=f is best) for f in fits]
+
+
+def _tried(fit: ShootingFit, chosen: bool) -> dict[str, Any]:
+    return {"extra_terms": list(fit.extras), "bic": fit.bic, "chosen": chosen,
+            "residual_over_noise": {n: float(x) for n, x in zip(JOINT_NAMES, fit.excess)}}
+
+
+def _interval(log_value: float, log_sd: float) -> tuple[float, tuple[float, float]]:
+    half = min(1.96 * log_sd, 700.0)  # a wild interval must not overflow
+    v = math.exp(log_value)
+    return v, (v * math.exp(-half), v * math.exp(half))
+
+
+def _friction_estimates(fit: ShootingFit) -> dict[str, ParameterEstimate]:
+    """mu and omega_t with 95 % intervals; mu_d, mu_s carry the masses' uncertainty."""
+    w = len(RIG_VARIABLES) + 1
+    out: dict[str, ParameterEstimate] = {}
+    for k, name in enumerate(FRICTION_FREE):
+        i = w + k
+        sd = math.sqrt(max(fit.cov[i, i], 0.0))
+        v, ci = _interval(float(fit.z[i]), sd)
+        lo_b, hi_b = LOG_BOUNDS[PARAM_NAMES.index(name)]
+        at_bound = v <= lo_b * 1.0001 or v >= hi_b * 0.9999
+        wide = 1.96 * sd > math.log(10.0)
+        if name in STRIBECK_NAMES and not (at_bound or wide):
+            out[name] = ParameterEstimate(value=None, ci95=ci, identifiable=False, assumed=v,
+                                          note=STRIBECK_NOTE)
+        elif at_bound or wide:
+            out[name] = ParameterEstimate(
+                value=None, ci95=ci, identifiable=False, assumed=v,
+                note="not identifiable from this capture: " + (
+                    f"the fit ran to its bound {v:.3g}" if at_bound else
+                    "the 95 % interval spans more than a factor 10 either side"))
+        else:
+            out[name] = ParameterEstimate(value=v, ci95=ci, identifiable=True)
+    for name in FN_T:
+        out[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
+                                      note=FN_T_NOTE, assumed=1e-2)
+    return {n: out[n] for n in PARAM_NAMES}
+
+
+def _rig_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
+    """The rig quantities a free decay identifies, with 95 % intervals (delta method)."""
+    p = fit.problem
+    w = len(RIG_VARIABLES) + 1
+    g = fit.z[:w]
+    cov = fit.cov[:w, :w]
+    g_acc = p.prior.nominal.g
+
+    def quantities(x: np.ndarray) -> dict[str, float]:
+        v = {n: math.exp(x[k]) for k, n in enumerate(RIG_VARIABLES)}
+        m2l2 = v["m2"] * v["l2"]
+        return {
+            "tilt_deg": math.degrees(float(x[-1])),
+            "L1": v["L1"],
+            "m2_l2": m2l2,
+            "pendulum_inertia_at_joint": v["j2x"] + v["m2"] * v["l2"] ** 2,
+            "reduced_length": (v["j2x"] + v["m2"] * v["l2"] ** 2) / m2l2,
+            "arm_inertia": v["j1z"] + v["m1"] * v["l1"] ** 2 + v["m2"] * v["L1"] ** 2 + v["j2z"],
+            "arm_moment": v["m1"] * v["l1"] + v["m2"] * v["L1"],
+            "K": v["m2"] * v["l2"] ** 2 + v["j2y"] - v["j2z"],
+            "g_m2_l2": g_acc * m2l2,
+        }
+
+    base = quantities(g)
+    jac = np.zeros((len(base), w))
+    for i in range(w):
+        step = 1e-6
+        gp = g.copy()
+        gp[i] += step
+        jac[:, i] = (np.array(list(quantities(gp).values())) - np.array(list(base.values()))) \
+            / step
+    var = np.einsum("ij,jk,ik->i", jac, cov, jac)
+    out: dict[str, dict[str, Any]] = {}
+    for (n, v), s2 in zip(base.items(), var):
+        sd = math.sqrt(max(float(s2), 0.0))
+        out[n] = {"value": v, "ci95": [v - 1.96 * sd, v + 1.96 * sd],
+                  "relative_sd": sd / abs(v) if v else None}
+    return out
+
+
+def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
+    """The extra terms fitted, with 95 % intervals (logs for drag and spring)."""
+    p = fit.problem
+    out: dict[str, dict[str, Any]] = {}
+    first = p.n_global - len(p.extras)
+    for k, name in enumerate(p.extras):
+        i = first + k
+        sd = math.sqrt(max(float(fit.cov[i, i]), 0.0))
+        if name == "spring_rest0":
+            v = float(fit.z[i])
+            out[name] = {"value": v, "ci95": [v - 1.96 * sd, v + 1.96 * sd], "unit": "rad"}
+        else:
+            v, ci = _interval(float(fit.z[i]), sd)
+            out[name] = {"value": v, "ci95": list(ci),
+                         "unit": "N m s^2" if name == "drag1" else "N m/rad"}
+    return out
+
+
+def _stitched_fit(m: Measurement, fit: ShootingFit) -> tuple[dict[str, float | None],
+                                                             list[dict[str, Any]]]:
+    """Seed 000 eq. 53 over the capture, each segment simulated at the capture's rate from
+    its own state over its own span; and per segment."""
+    p = fit.problem
+    d = p.d
+    rig, fr = equivalent_rigs(p.u_of(fit.z[:p.n_global]))
+    states = p.states(fit.z)
+    t = m.t
+    t_end = [float(p.seg_t0[s + 1]) if s + 1 < p.seg.count else float(t[-1]) + 1.0
+             for s in range(p.seg.count)]
+    sims, meas, per_segment = [], [], []
+    for s in range(p.seg.count):
+        rows = np.flatnonzero((t >= p.seg_t0[s] - 1e-12) & (t < t_end[s]))
+        if rows.size < 3:
+            continue
+        idx = m.sample_index[rows] - m.sample_index[rows[0]]
+        sim = simulate_from(rig[0], fr[0], states[s], float(p.seg_t0[s]), float(t[rows[0]]),
+                            1.0 / m.rate_hz, int(idx[-1]) + 1, 1)[idx]
+        sims.append(sim)
+        meas.append(m.angles[rows])
+        f = fit_percent(sim, m.angles[rows])
+        per_segment.append({"span_s": [float(t[rows[0]]), float(t[rows[-1]])],
+                            "fit_percent": {n: _finite(f[j]) for j, n in enumerate(JOINT_NAMES)}})
+    whole = fit_percent(np.concatenate(sims), np.concatenate(meas))
+    del d
+    return {n: _finite(whole[j]) for j, n in enumerate(JOINT_NAMES)}, per_segment
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _release(m: Measurement, fit: ShootingFit, t_start: float) -> dict[str, Any]:
+    """The release: the first segment's state simulated backward until it leaves the data
+    (3 noise sigmas on either joint); the time and state there."""
+    p = fit.problem
+    rig, fr = equivalent_rigs(p.u_of(fit.z[:p.n_global]))
+    x0 = p.states(fit.z)[0]
+    t0 = float(p.seg_t0[0])
+    t = m.t
+    rows = np.flatnonzero((t < t0) & (t >= t0 - 2.0))[::-1]
+    if rows.size < 2:
+        return {"time_s": t0, "state": [float(v) for v in x0], "found": False}
+    h = 1.0 / m.rate_hz
+    # backward in time: the same RK4, step -h (friction makes this stable over ~1 s)
+    n = int(round((t0 - t[rows[-1]]) / h)) + 1
+    back = simulate_from(rig[0], fr[0], x0, 0.0, 0.0, -h, n, 1)
+    at = np.rint((t0 - t[rows]) / h).astype(np.int64)
+    ok = at < n
+    rows, at = rows[ok], at[ok]
+    tol = 3 * np.maximum(p.sigma, m.resolution_rad or QUANTUM)
+    off = np.abs(back[at] - m.angles[rows]) > tol
+    bad = np.flatnonzero(off.any(axis=1))
+    k = int(bad[0]) if bad.size else rows.size
+    k = max(k - 1, 0)
+    t_r = float(t[rows[k]]) if rows.size else t0
+    steps = int(round((t0 - t_r) / h))
+    state = simulate_from(rig[0], fr[0], x0, 0.0, 0.0, -h, steps + 1, 1)[-1] if steps else x0[:2]
+    return {"time_s": t_r, "motion_plain_s": t_start, "angles_rad": [float(v) for v in state],
+            "found": bool(bad.size)}
+
+
+def identify_multiple_shooting(m: Measurement, progress: Progress | None = None, *,
+                               prior: RigPrior | None = None,
+                               extras: tuple[str, ...] | None = None) -> IdentificationResult:
+    """Friction, the rig's identifiable quantities and the release of one capture.
+
+    extras: the extra terms to fit (EXTRA_TERMS); None: chosen by the diagnostics.
+    """
+    report = progress or no_progress
+    t_start = time.perf_counter()
+    report(0.0, "multiple shooting")
+    fit, t_motion, tried = select_model(
+        m, prior, extras=extras, progress=lambda f, msg: report(0.05 + 0.85 * f, msg))
+    elapsed = time.perf_counter() - t_start
+    report(0.92, "goodness of fit")
+    whole, per_segment = _stitched_fit(m, fit)
+    diagnostics: dict[str, Any] = {
+        "rig": _rig_estimates(fit),
+        "extra_terms": _extra_estimates(fit),
+        "models_tried": tried,
+        "release": _release(m, fit, t_motion),
+        "segments": per_segment,
+        "noise_rad": {n: float(s) for n, s in zip(JOINT_NAMES, fit.noise)},
+        "residual_rms_rad": {n: float(s) for n, s in zip(JOINT_NAMES, fit.residual_rms)},
+        "covariance_inflation": fit.inflation,
+        "evaluations": fit.nfev, "jacobians": fit.njev, "solver_message": fit.message,
+    }
+    if (fit.excess > ADEQUATE_EXCESS).any():
+        diagnostics["warning"] = (
+            "residuals above the noise (x" + ", x".join(
+                f"{x:.1f} {n}" for n, x in zip(JOINT_NAMES, fit.excess)) + ") with every "
+            "extra term the diagnostics asked for: the model still falls short; the "
+            "intervals are widened for the residuals' correlation only")
+    return IdentificationResult.of_measurement(
+        m, method=METHOD, parameters=_friction_estimates(fit), fit_percent=whole,
+        compute_seconds=elapsed, diagnostics=diagnostics)

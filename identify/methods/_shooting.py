@@ -1,0 +1,310 @@
+"""Multiple shooting: a long capture fitted in segments, the rig and friction shared.
+
+The tilted Furuta pendulum is chaotic at large angles: one simulation from one start
+over 35 s follows the capture only if every parameter is exact. Here the capture is cut
+into segments of `segment_s` seconds, each simulated from a state of its own (4
+variables, fitted), while the rig and the friction are one set for all. Neighbouring
+segments overlap by `overlap_s`: both must fit the samples they share, which ties each
+segment's state to the end of the one before (continuity through the data; each shared
+sample counts once, split between the two).
+
+Residuals, in standard deviations:
+
+    data   (q_sim - q_meas) / sigma_j   per sample and joint (sigma_j: the joint's noise)
+    prior  RigPrior.residuals           the nominal rig and what was measured of it
+
+Variables z = [rig (logs of RIG_VARIABLES, the tilt), log friction (FRICTION_FREE),
+extra terms (EXTRA_TERMS switched on), then each segment's state (theta0, theta1,
+theta0', theta1')]. The simulation takes the rig's normalised vector u
+(identify.model.NORMALISED): the Jacobian is d r/d u (finite differences, every segment
+simulated in parallel) times d u/d z (finite differences of a cheap map).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._progress import Progress
+from ..model import NORMALISED, PARAM_NAMES, equivalent_rigs, simulate_jobs
+from ..signal import Decimated
+from ._oe_problem import LOG_BOUNDS, substep_schedule
+from ._rig_prior import RIG_VARIABLES, RigPrior
+
+__all__ = ["EXTRA_TERMS", "FRICTION_FREE", "BlockJacobian", "Segments", "ShootingProblem"]
+
+#: the friction parameters a free decay fits (Fn_t: see the pipeline)
+FRICTION_FREE = ("mu_d0", "mu_s0", "mu_v0", "omega_t0", "mu_d1", "mu_s1", "mu_v1", "omega_t1")
+#: the extra terms a lab switches on: name -> (entry of u, how it is fitted)
+EXTRA_TERMS = {"drag1": "drag1/P4", "spring0": "spring0/P4", "spring_rest0": "spring_rest0"}
+_U = {name: k for k, name in enumerate(NORMALISED)}
+_W = len(RIG_VARIABLES) + 1  # rig variables: the logs, then the tilt
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Where each segment lies on the decimated grid (k: grid index - grid[0])."""
+
+    start: np.ndarray  # (S,) k of each segment's first point (its state's time)
+    length: np.ndarray  # (S,) simulated points, overlap included
+    rows: list[np.ndarray]  # per segment: indices into d.q of the samples it fits
+    at: list[np.ndarray]  # per segment: their points in the segment's simulation
+    weight: list[np.ndarray]  # per segment: 1, or 1/sqrt(2) where two segments share
+
+    @classmethod
+    def cut(cls, d: Decimated, segment_s: float, overlap_s: float) -> Segments:
+        """Segments of about segment_s over the whole of d, overlapping by overlap_s."""
+        k = (d.grid - d.grid[0]).astype(np.int64)
+        end = int(k[-1]) + 1
+        seg = max(2, int(round(segment_s / d.h)))
+        n_seg = max(1, int(round(end / seg)))
+        return cls.starting(d, np.linspace(0, end, n_seg + 1).round().astype(np.int64)[:-1],
+                      overlap_s)
+
+    @classmethod
+    def starting(cls, d: Decimated, bounds: np.ndarray, overlap_s: float) -> Segments:
+        """Segments starting at the grid points `bounds` (k; the first 0)."""
+        k = (d.grid - d.grid[0]).astype(np.int64)
+        end = int(k[-1]) + 1
+        lap = max(0, int(round(overlap_s / d.h)))
+        bounds = np.append(np.asarray(bounds, dtype=np.int64), end)
+        n_seg = bounds.size - 1
+        starts, lengths, rows, at, weight = [], [], [], [], []
+        for s in range(n_seg):
+            # a segment starts on a measured point (a gap may swallow its nominal start)
+            first = int(k[np.searchsorted(k, bounds[s])]) if bounds[s] <= k[-1] else end
+            stop = min(end, int(bounds[s + 1]) + (lap if s + 1 < n_seg else 0))
+            if stop - first < 2:
+                continue
+            r = np.flatnonzero((k >= first) & (k < stop))
+            w = np.ones(r.size)
+            if s + 1 < n_seg:
+                w[k[r] >= bounds[s + 1]] = math.sqrt(0.5)
+            if s > 0:
+                w[k[r] < bounds[s] + lap] = math.sqrt(0.5)
+            starts.append(first)
+            lengths.append(stop - first)
+            rows.append(r)
+            at.append(k[r] - first)
+            weight.append(w)
+        return cls(np.array(starts), np.array(lengths), rows, at, weight)
+
+    @property
+    def count(self) -> int:
+        return int(self.start.size)
+
+
+@dataclass
+class BlockJacobian:
+    """The Jacobian of a shooting problem in its blocks: each row's derivatives by the
+    global variables (dense), and each segment's 4 state columns, which touch only that
+    segment's rows. Its Gram matrix costs a tenth of the dense one's."""
+
+    dense: np.ndarray  # (rows, n_global)
+    blocks: list[tuple[int, int, np.ndarray]]  # (first row, stop row, (stop - first, 4))
+
+    @property
+    def n_global(self) -> int:
+        return int(self.dense.shape[1])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.dense.shape[0], self.n_global + 4 * len(self.blocks)
+
+    def gram(self, rows: int | None = None) -> np.ndarray:
+        """J^T J over the first `rows` rows (all by default)."""
+        d = self.dense if rows is None else self.dense[:rows]
+        n_g, n = self.n_global, self.shape[1]
+        out = np.zeros((n, n))
+        out[:n_g, :n_g] = d.T @ d
+        for k, (a, b, blk) in enumerate(self.blocks):
+            if rows is not None and a >= rows:
+                continue
+            c = n_g + 4 * k
+            cross = self.dense[a:b].T @ blk
+            out[:n_g, c:c + 4] = cross
+            out[c:c + 4, :n_g] = cross.T
+            out[c:c + 4, c:c + 4] = blk.T @ blk
+        return out
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray:
+        """J^T r."""
+        out = np.empty(self.shape[1])
+        out[:self.n_global] = self.dense.T @ r
+        for k, (a, b, blk) in enumerate(self.blocks):
+            c = self.n_global + 4 * k
+            out[c:c + 4] = blk.T @ r[a:b]
+        return out
+
+
+class ShootingProblem:
+    """Residuals and Jacobian of one capture's multiple-shooting fit (see module)."""
+
+    def __init__(self, d: Decimated, prior: RigPrior, segments: Segments, sigma: np.ndarray,
+                 extras: tuple[str, ...] = (), progress: Progress | None = None,
+                 max_nfev: int = 60) -> None:
+        self.d, self.prior, self.seg = d, prior, segments
+        self.sigma = np.asarray(sigma, dtype=np.float64)  # (2,) noise per joint, rad
+        self.extras = tuple(extras)
+        self.n_global = _W + len(FRICTION_FREE) + len(self.extras)
+        self.sched = substep_schedule(d)
+        self.seg_t0 = d.t[0] + segments.start * d.h
+        self.meas = [d.q[r] for r in segments.rows]
+        self.n_data = 2 * sum(r.size for r in segments.rows)
+        self.progress, self.max_nfev = progress, max_nfev
+        self.nfev = 0
+        self._cache: tuple[bytes, np.ndarray] | None = None
+        # u entries any variable moves: their columns are simulated
+        self.active = np.flatnonzero(np.any(self.du_dg(self.global_start(
+            np.full(8, 1e-3))) != 0, axis=1))
+
+    # -- variables -----------------------------------------------------------------------
+    def global_start(self, friction: np.ndarray) -> np.ndarray:
+        """Rig at its nominal values, friction (8, FRICTION_FREE order), extras small."""
+        ex = {"drag1": math.log(1e-7), "spring0": math.log(1e-4), "spring_rest0": 0.0}
+        return np.concatenate([self.prior.start(), np.log(friction),
+                               [ex[e] for e in self.extras]])
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        start = self.prior.start()
+        lo = [*(start[:-1] - math.log(3.0)), 0.0]
+        hi = [*(start[:-1] + math.log(3.0)), math.radians(89.0)]
+        for name in FRICTION_FREE:
+            b = LOG_BOUNDS[PARAM_NAMES.index(name)]
+            lo.append(math.log(b[0]))
+            hi.append(math.log(b[1]))
+        ex_lo = {"drag1": math.log(1e-12), "spring0": math.log(1e-9), "spring_rest0": -math.pi}
+        ex_hi = {"drag1": math.log(1e-1), "spring0": math.log(10.0), "spring_rest0": math.pi}
+        lo += [ex_lo[e] for e in self.extras]
+        hi += [ex_hi[e] for e in self.extras]
+        n_state = 4 * self.seg.count
+        return (np.concatenate([lo, np.full(n_state, -np.inf)]),
+                np.concatenate([hi, np.full(n_state, np.inf)]))
+
+    def u_of(self, g: np.ndarray) -> np.ndarray:
+        """The normalised vector u of global variables g."""
+        v = {n: math.exp(g[k]) for k, n in enumerate(RIG_VARIABLES)}
+        phi = float(g[_W - 1])
+        rig = self.prior.nominal
+        grav = rig.g
+        m1, m2, l1, l2, L1 = v["m1"], v["m2"], v["l1"], v["l2"], v["L1"]
+        p1 = v["j1z"] + m1 * l1 * l1 + m2 * L1 * L1 + v["j2z"]
+        p2 = m2 * l2 * l2 + v["j2y"] - v["j2z"]
+        p3 = m2 * l2 * L1
+        p4 = v["j2x"] + m2 * l2 * l2
+        # normal forces from the fitted masses unless the config sets them
+        fn0 = rig.Fn0 if rig.Fn0 is not None else (m1 + m2) * grav
+        fn1 = rig.Fn1 if rig.Fn1 is not None else m2 * grav
+        f = np.exp(g[_W:_W + len(FRICTION_FREE)])
+        u = np.zeros(len(NORMALISED))
+        u[:6] = (p1 / p4, p2 / p4, p3 / p4, grav * m2 * l2 / p4, phi,
+                 (m1 * l1 + m2 * L1) / (m2 * l2))
+        u[6:10] = (fn0 * f[0] / p4, fn0 * f[1] / p4, f[2] / p4, f[3])
+        u[10:14] = (fn1 * f[4] / p4, fn1 * f[5] / p4, f[6] / p4, f[7])
+        ex = dict(zip(self.extras, g[_W + len(FRICTION_FREE):]))
+        u[_U["spring0/P4"]] = (math.exp(ex["spring0"]) if "spring0" in ex
+                               else rig.spring0) / p4
+        u[_U["spring_rest0"]] = ex.get("spring_rest0", math.radians(rig.spring_rest0_deg))
+        u[_U["drag1/P4"]] = (math.exp(ex["drag1"]) if "drag1" in ex else rig.drag1) / p4
+        return u
+
+    def du_dg(self, g: np.ndarray) -> np.ndarray:
+        """d u / d g (len(u), n_global), by central differences of the cheap map."""
+        out = np.zeros((len(NORMALISED), g.size))
+        for i in range(g.size):
+            step = 1e-6
+            gp, gm = g.copy(), g.copy()
+            gp[i] += step
+            gm[i] -= step
+            out[:, i] = (self.u_of(gp) - self.u_of(gm)) / (2 * step)
+        return out
+
+    def states(self, z: np.ndarray) -> np.ndarray:
+        return z[self.n_global:].reshape(-1, 4)
+
+    # -- simulation ----------------------------------------------------------------------
+    def _run(self, us: np.ndarray, x0s: np.ndarray, segs: np.ndarray) -> list[np.ndarray]:
+        """Simulate job i: parameter row us[i], state x0s[i], segment segs[i]."""
+        rigs, frs = equivalent_rigs(us)
+        lengths = self.seg.length[segs]
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        out = simulate_jobs(rigs, frs, x0s, segs.astype(np.int64), self.seg_t0,
+                            self.seg.start.astype(np.int64), self.seg.length.astype(np.int64),
+                            self.d.h, self.sched, offsets, int(lengths.sum()))
+        return [out[o:o + n] for o, n in zip(offsets, lengths)]
+
+    def _segment_residual(self, s: int, sim: np.ndarray) -> np.ndarray:
+        r = (sim[self.seg.at[s]] - self.meas[s]) / self.sigma
+        return (r * self.seg.weight[s][:, None]).ravel()
+
+    def data_residuals(self, z: np.ndarray) -> np.ndarray:
+        g = z[:self.n_global]
+        u = self.u_of(g)
+        n = self.seg.count
+        sims = self._run(np.repeat(u[None], n, axis=0), self.states(z), np.arange(n))
+        return np.concatenate([self._segment_residual(s, sims[s]) for s in range(n)])
+
+    def fun(self, z: np.ndarray) -> np.ndarray:
+        key = z.tobytes()
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        r = np.concatenate([self.data_residuals(z), self.prior.residuals(z[:_W])])
+        self._cache = (key, r)
+        self.nfev += 1
+        if self.progress:
+            self.progress(min(1.0, self.nfev / self.max_nfev),
+                          f"multiple shooting, evaluation {self.nfev}")
+        return r
+
+    def jac(self, z: np.ndarray, r0: np.ndarray | None = None, *,
+            global_columns: bool = True) -> BlockJacobian:
+        """The Jacobian at z (finite differences); without the global columns (zeros) when
+        only the states are being fitted."""
+        if r0 is None:
+            r0 = self.fun(z)
+        g = z[:self.n_global]
+        u = self.u_of(g)
+        x0 = self.states(z)
+        n = self.seg.count
+        active = self.active if global_columns else self.active[:0]
+        # jobs: each active u entry perturbed, every segment; each state entry, its segment
+        du = 1e-6 * np.maximum(np.abs(u[active]), 1e-3)
+        us, xs, segs = [np.zeros((0, u.size))], [np.zeros((0, 4))], [np.zeros(0, np.int64)]
+        for c, step in zip(active, du):
+            up = u.copy()
+            up[c] += step
+            us.append(np.repeat(up[None], n, axis=0))
+            xs.append(x0)
+            segs.append(np.arange(n))
+        dx = 1e-6 * np.maximum(np.abs(x0), 1e-2)
+        for s in range(n):
+            xp = np.repeat(x0[s][None], 4, axis=0) + np.diag(dx[s])
+            us.append(np.repeat(u[None], 4, axis=0))
+            xs.append(xp)
+            segs.append(np.full(4, s))
+        sims = self._run(np.concatenate(us), np.concatenate(xs), np.concatenate(segs))
+        base = r0[:self.n_data]
+        sizes = [2 * r.size for r in self.seg.rows]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        j_u = np.zeros((self.n_data, active.size))
+        job = 0
+        for col in range(active.size):
+            for s in range(n):
+                a, b = offsets[s], offsets[s + 1]
+                j_u[a:b, col] = (self._segment_residual(s, sims[job]) - base[a:b]) / du[col]
+                job += 1
+        dense = np.zeros((r0.size, self.n_global))
+        if active.size:
+            dense[:self.n_data] = j_u @ self.du_dg(g)[active]
+        dense[self.n_data:, :_W] = self.prior.jacobian()
+        blocks = []
+        for s in range(n):
+            a, b = int(offsets[s]), int(offsets[s + 1])
+            blk = np.empty((b - a, 4))
+            for i in range(4):
+                blk[:, i] = (self._segment_residual(s, sims[job]) - base[a:b]) / dx[s, i]
+                job += 1
+            blocks.append((a, b, blk))
+        return BlockJacobian(dense, blocks)
