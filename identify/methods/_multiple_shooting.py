@@ -73,6 +73,7 @@ class ShootingFit:
     nfev: int
     njev: int
     message: str
+    t_start: float  # where the free motion starts, s on the capture's clock
 
     @property
     def extras(self) -> tuple[str, ...]:
@@ -177,8 +178,8 @@ class _Restricted:
         return self.j.rmatvec(r)[self.free]
 
 
-def _lm(problem: ShootingProblem, z: np.ndarray, free: np.ndarray,
-        max_iter: int) -> tuple[np.ndarray, Any]:
+def _lm(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter: int,
+        sigma_tol: float = 0.05) -> tuple[np.ndarray, Any]:
     """Levenberg-Marquardt over the variables `free` of z, the others held."""
     lo, hi = problem.bounds()
     z = z.copy()
@@ -200,30 +201,76 @@ def _lm(problem: ShootingProblem, z: np.ndarray, free: np.ndarray,
     component = (free - n_g) % 4
     max_step = np.where(free < n_g, 0.5, np.where(component < 2, 0.2, 2.0))
     res = levenberg_marquardt(fun, jac, z[free], (lo[free], hi[free]), max_iter=max_iter,
-                              max_step=max_step)
-    return full(res.x), res
+                              max_step=max_step, sigma_tol=sigma_tol)
+    z = full(res.x)
+    if globals_free:
+        z = _settle_prior(problem, z)
+    return z, res
+
+
+def _settle_prior(problem: ShootingProblem, z: np.ndarray) -> np.ndarray:
+    """z moved along the common scale to where the prior is best satisfied.
+
+    The motion is exactly unchanged along the scale (every mass, inertia and torque
+    times one factor): there only the prior has curvature, and Marquardt's scaling, set
+    by the data's curvature of the same variables, makes the solver crawl. The prior's
+    residuals are linear in it, so one step settles it.
+    """
+    return _along(problem, z, problem.scale_direction()[:, None], halvings=0)
+
+
+def _along(problem: ShootingProblem, z: np.ndarray, directions: np.ndarray,
+           halvings: int) -> np.ndarray:
+    """The least-squares step of the prior's residuals along `directions` (columns over
+    z), kept if the whole cost falls (halved up to `halvings` times until it does)."""
+    r = problem.fun(z)
+    prior_jac = problem.prior_jacobian_z()
+    step = directions @ (-np.linalg.pinv(prior_jac @ directions) @ r[problem.n_data:])
+    lo, hi = problem.bounds()
+    cost = float(r @ r)
+    for _ in range(halvings + 1):
+        moved = np.clip(z + step, lo, hi)
+        r_new = problem.fun(moved)
+        if float(r_new @ r_new) < cost:
+            return moved
+        step = step / 2
+    return z
 
 
 def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
                  segment_s: float = SEGMENT_S, overlap_s: float = OVERLAP_S,
-                 extras: tuple[str, ...] = (), progress: Progress | None = None
-                 ) -> tuple[ShootingFit, Decimated, float]:
-    """The multiple-shooting fit of a capture (see module); with its decimated data and
-    where the free motion starts."""
+                 extras: tuple[str, ...] = (), progress: Progress | None = None,
+                 warm: ShootingFit | None = None) -> ShootingFit:
+    """The multiple-shooting fit of a capture (see module).
+
+    warm: a fit of the same capture with fewer extra terms, to start from (its data,
+    segments, rig, friction and states): a richer model then needs only the last stage.
+    """
+    if warm is not None:
+        problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
+                                  warm.noise, extras, progress)
+        n_old = warm.problem.n_global - len(warm.extras)
+        start = problem.global_start(np.ones(len(FRICTION_FREE)))
+        added = dict(zip(extras, start[problem.n_global - len(extras):]))
+        added.update(dict(zip(warm.extras, warm.z[n_old:warm.problem.n_global])))
+        z = np.concatenate([warm.z[:n_old], [added[e] for e in extras],
+                            warm.problem.states(warm.z).ravel()])
+        z, res = _lm(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
+        return _finish(problem, z, res, warm.t_start)
     prior = prior or RigPrior(m.rig)
     quantum = m.resolution_rad or QUANTUM
     t_start = motion_start(m)
     d = decimate(m, t_start, FIT_RATE_HZ)
     sigma = noise_sigma(d, quantum)
     # short segments first: a rig or friction far from the truth cannot make a phase slip
-    # within one second, so the fit finds the right valley
+    # within one second, so the fit finds the right valley (roughly: the next stage refines)
     short = Segments.cut(d, SHORT_SEGMENT_S, overlap_s)
     problem = ShootingProblem(d, prior, short, sigma, extras, progress)
     z = np.concatenate([problem.global_start(_friction_start(d, m)),
                         _segment_states(d, short).ravel()])
     n_g = problem.n_global
     z, _ = _lm(problem, z, np.arange(n_g, z.size), 5)
-    z, res = _lm(problem, z, np.arange(z.size), 60)
+    z, res = _lm(problem, z, np.arange(z.size), 60, sigma_tol=0.5)
     # then segments of segment_s, every few short ones merged: fewer states to absorb
     # what the model leaves out, so the residuals show it and the friction is not bent
     every = max(1, int(round(segment_s / SHORT_SEGMENT_S)))
@@ -233,13 +280,21 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
         states = problem.states(z)[keep]
         problem = ShootingProblem(d, prior, seg, sigma, extras, progress)
         z = np.concatenate([z[:n_g], states.ravel()])
-        z, res = _lm(problem, z, np.arange(z.size), 40)
-    # each joint weighed by what the model leaves of it, then refined
-    resid = (problem.data_residuals(z).reshape(-1, 2)) * problem.sigma
+    z, res = _lm(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
+    return _finish(problem, z, res, t_start)
+
+
+def _finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
+            ) -> ShootingFit:
+    """Each joint weighed by what the model leaves of it (refitted if that changes the
+    weights by more than 20 %), then the covariance."""
+    noise = problem.sigma.copy()
+    resid = problem.data_residuals(z).reshape(-1, 2) * problem.sigma
     rms = np.sqrt((resid ** 2).mean(axis=0))
-    problem.sigma = np.maximum(rms, problem.sigma * 0.5)
-    problem._cache = None
-    z, res = _lm(problem, z, np.arange(z.size), 10)
+    weights = np.maximum(rms, noise * 0.5)
+    if np.any(np.abs(weights / problem.sigma - 1.0) > 0.2):
+        problem.reweigh(weights)
+        z, res = _lm(problem, z, np.arange(z.size), 10, sigma_tol=0.1)
     data = res.fun[:problem.n_data].reshape(-1, 2)
     infl = max(residual_inflation(data[:, 0]), residual_inflation(data[:, 1]))
     jac: BlockJacobian = res.jac.j
@@ -247,8 +302,8 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     info = data_info / infl + (jac.gram() - data_info)
     cov = np.linalg.pinv(info, hermitian=True)
     rms = np.sqrt(((data * problem.sigma) ** 2).mean(axis=0))
-    return (ShootingFit(problem, z, cov, rms, sigma, infl, problem.nfev, res.njev,
-                        res.message), d, t_start)
+    return ShootingFit(problem, z, cov, rms, noise, infl, problem.nfev, res.njev,
+                       res.message, t_start)
 
 
 #: residuals above this many times the noise ask for the extra terms
@@ -267,9 +322,9 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
     tried.
     """
     if extras is not None:
-        fit, _, t0 = fit_shooting(m, prior, extras=extras, progress=progress)
-        return fit, t0, [_tried(fit, chosen=True)]
-    fit, _, t0 = fit_shooting(m, prior, progress=progress)
+        fit = fit_shooting(m, prior, extras=extras, progress=progress)
+        return fit, fit.t_start, [_tried(fit, chosen=True)]
+    fit = fit_shooting(m, prior, progress=progress)
     fits = [fit]
     over = fit.excess > ADEQUATE_EXCESS
     # air drag is always a candidate: within a noise floor of quantisation a short capture
@@ -279,9 +334,9 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
         asked.append(("spring0", "spring_rest0"))
     if over[0]:
         asked.append(("drag1", "spring0", "spring_rest0"))
-    fits += [fit_shooting(m, prior, extras=e, progress=progress)[0] for e in asked]
+    fits += [fit_shooting(m, prior, extras=e, progress=progress, warm=fit) for e in asked]
     best = min(fits, key=lambda f: f.bic)
-    return best, t0, [_tried(f, chosen=f is best) for f in fits]
+    return best, fit.t_start, [_tried(f, chosen=f is best) for f in fits]
 
 
 def _tried(fit: ShootingFit, chosen: bool) -> dict[str, Any]:

@@ -160,10 +160,17 @@ class ShootingProblem:
         self.active = np.flatnonzero(np.any(self.du_dg(self.global_start(
             np.full(8, 1e-3))) != 0, axis=1))
 
+    def reweigh(self, sigma: np.ndarray) -> None:
+        """Weigh each joint's residuals by 1 / sigma from now on."""
+        self.sigma = np.asarray(sigma, dtype=np.float64)
+        self._cache = None
+
     # -- variables -----------------------------------------------------------------------
     def global_start(self, friction: np.ndarray) -> np.ndarray:
         """Rig at its nominal values, friction (8, FRICTION_FREE order), extras small."""
-        ex = {"drag1": math.log(1e-7), "spring0": math.log(1e-4), "spring_rest0": 0.0}
+        # starts of the order a real rig shows (a 25 cm rod in air; a USB cable): from a
+        # tiny start a log variable barely moves the residuals and the solver stops at once
+        ex = {"drag1": math.log(3e-6), "spring0": math.log(1e-3), "spring_rest0": 0.0}
         return np.concatenate([self.prior.start(), np.log(friction),
                                [ex[e] for e in self.extras]])
 
@@ -219,6 +226,30 @@ class ShootingProblem:
             gp[i] += step
             gm[i] -= step
             out[:, i] = (self.u_of(gp) - self.u_of(gm)) / (2 * step)
+        return out
+
+    def scale_direction(self) -> np.ndarray:
+        """The direction of z along which the motion does not change at all: every mass
+        and inertia, the viscous coefficients and the extra torques times one factor
+        (normal forces follow the masses; with a configured Fn, mu_d and mu_s scale too)."""
+        n = np.zeros(self.n_global + 4 * self.seg.count)
+        for name in ("m1", "m2", "j1z", "j2x", "j2y", "j2z"):
+            n[RIG_VARIABLES.index(name)] = 1.0
+        rig = self.prior.nominal
+        for k, name in enumerate(FRICTION_FREE):
+            joint_fn = rig.Fn0 if name.endswith("0") else rig.Fn1
+            if name.startswith("mu_v") or (name.startswith(("mu_d", "mu_s"))
+                                           and joint_fn is not None):
+                n[_W + k] = 1.0
+        for k, name in enumerate(self.extras):
+            if name in ("drag1", "spring0"):
+                n[_W + len(FRICTION_FREE) + k] = 1.0
+        return n
+
+    def prior_jacobian_z(self) -> np.ndarray:
+        """d prior residuals / d z."""
+        out = np.zeros((self.prior.jacobian().shape[0], self.n_global + 4 * self.seg.count))
+        out[:, :_W] = self.prior.jacobian()
         return out
 
     def states(self, z: np.ndarray) -> np.ndarray:

@@ -119,18 +119,24 @@ class StuckArm:
             yield SampleBlock(b.first_index, counts, b.host_time)
 
 
+async def _run_with_a_stuck_arm(tmp_path, captures: int, suspend_limit_s: float):
+    """A paced session of `captures` releases from (0, 30) deg with the arm encoder dead."""
+    rig = SimulatedRig(pose_deg=POSE, paced=True, auto_release=False)
+    plan = SessionPlan(captures=captures, poses_deg=[(0.0, 30.0)], paced=True,
+                       suspend_limit_s=suspend_limit_s, pose_tolerance_deg=10.0)
+    events: list[str] = []
+    runner, cat, sid = _runner(tmp_path, StuckArm(rig), SimReleaser(rig, plan.hold_s), plan,
+                               events)
+    await runner.run()
+    return cat, sid, events
+
+
 @pytest.mark.fault(injected="session: the arm encoder stops counting",
                    expected="suspended, no further release, stopped at the limit")
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_a_stuck_encoder_suspends_the_session_and_needs_a_person(tmp_path):
-    rig = SimulatedRig(pose_deg=POSE, paced=True, auto_release=False)
-    plan = SessionPlan(captures=5, poses_deg=[(0.0, 30.0)], paced=True, suspend_limit_s=4.0,
-                       pose_tolerance_deg=10.0)
-    events: list[str] = []
-    runner, cat, sid = _runner(tmp_path, StuckArm(rig), SimReleaser(rig, plan.hold_s), plan,
-                               events)
-    await runner.run()
+    cat, sid, _ = await _run_with_a_stuck_arm(tmp_path, captures=5, suspend_limit_s=4.0)
     row = cat.session(sid)
     assert row.status == "stopped" and row.reason.startswith("encoder: arm did not count")
     assert len(cat.captures(sid)) == 1  # no release after the encoder stuck
@@ -142,13 +148,7 @@ async def test_a_stuck_encoder_suspends_the_session_and_needs_a_person(tmp_path)
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_a_session_whose_plan_is_complete_ends_even_while_suspended(tmp_path):
-    rig = SimulatedRig(pose_deg=POSE, paced=True, auto_release=False)
-    plan = SessionPlan(captures=1, poses_deg=[(0.0, 30.0)], paced=True, suspend_limit_s=600.0,
-                       pose_tolerance_deg=10.0)
-    events: list[str] = []
-    runner, cat, sid = _runner(tmp_path, StuckArm(rig), SimReleaser(rig, plan.hold_s), plan,
-                               events)
-    await runner.run()
+    cat, sid, events = await _run_with_a_stuck_arm(tmp_path, captures=1, suspend_limit_s=600.0)
     assert any("suspended: encoder: arm did not count" in e for e in events), events
     assert cat.session(sid).status == "done"
     assert [c.status for c in cat.captures(sid)] == ["done"]

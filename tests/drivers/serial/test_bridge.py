@@ -393,6 +393,17 @@ def _emulator_process(link: Path, *extra: str) -> subprocess.Popen:
     return proc
 
 
+def _run_port_once(tmp_path: Path, link: Path, *emulator: str) -> subprocess.CompletedProcess:
+    """`hilrig run --port LINK --captures 1` against `hilrig emulate-firmware` with options."""
+    emu = _emulator_process(link, *emulator)
+    try:
+        return subprocess.run(_cli("run", "--port", str(link), "--captures", "1"),
+                              env=_env(tmp_path), capture_output=True, text=True, timeout=180)
+    finally:
+        _stop(emu)
+        assert emu.returncode == 0, emu.stderr.read() if emu.stderr else ""
+
+
 def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
@@ -405,17 +416,11 @@ def _stop(proc: subprocess.Popen) -> None:
 @pytest.mark.timeout(200)
 def test_cli_run_port_captures_one_release_from_the_emulator(tmp_path):
     link = tmp_path / "ttyEMU"
-    emu = _emulator_process(link, "--unpaced")
-    try:
-        done = subprocess.run(_cli("run", "--port", str(link), "--captures", "1"),
-                              env=_env(tmp_path), capture_output=True, text=True, timeout=180)
-    finally:
-        _stop(emu)
+    done = _run_port_once(tmp_path, link, "--unpaced")
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"source serial:{link}:boot=" in done.stdout
     assert "0 lost" in done.stdout and "result " in done.stdout
     assert len(list((tmp_path / "data").glob("*.h5"))) == 1
-    assert emu.returncode == 0
 
 
 def test_cli_run_port_on_a_version_2_device_exits_1_with_one_line(tmp_path):
@@ -569,12 +574,8 @@ async def test_every_sample_sent_intact_is_delivered_at_its_own_index(fault):
 @pytest.mark.timeout(200)
 def test_a_capture_cut_by_a_board_reset_matches_what_the_board_sent(tmp_path):
     link, dump = tmp_path / "ttyRST", tmp_path / "sent.npz"
-    emu = _emulator_process(link, "--reset", "4", "--pose", "0", "30", "--dump", str(dump))
-    try:
-        done = subprocess.run(_cli("run", "--port", str(link), "--captures", "1"),
-                              env=_env(tmp_path), capture_output=True, text=True, timeout=180)
-    finally:
-        _stop(emu)
+    done = _run_port_once(tmp_path, link, "--reset", "4", "--pose", "0", "30", "--dump",
+                          str(dump))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "end: discontinuity" in done.stdout, done.stdout
     [path] = (tmp_path / "data").glob("*.h5")
