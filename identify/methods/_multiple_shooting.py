@@ -209,14 +209,42 @@ def _lm(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter: int
 
 
 def _settle_prior(problem: ShootingProblem, z: np.ndarray) -> np.ndarray:
-    """z moved along the common scale to where the prior is best satisfied.
+    """z moved, keeping what the data see, to where the prior is best satisfied.
 
-    The motion is exactly unchanged along the scale (every mass, inertia and torque
-    times one factor): there only the prior has curvature, and Marquardt's scaling, set
-    by the data's curvature of the same variables, makes the solver crawl. The prior's
-    residuals are linear in it, so one step settles it.
+    The motion depends on the rig only through the normalised vector u; the directions of
+    the rig's variables that leave u unchanged (the common scale, how P1 splits into j1z,
+    m1 l1^2, ...) only the prior sees, and Marquardt's scaling, set by the data's
+    curvature of the same variables, makes the solver crawl along them. So: the prior's
+    least-squares step within those directions (the null space of du/dg), then a
+    minimum-norm Newton correction back onto the same u; repeated, on the cheap map alone.
+    The result is kept if the whole cost did not rise.
     """
-    return _along(problem, z, problem.scale_direction()[:, None], halvings=0)
+    n_g = problem.n_global
+    g = z[:n_g].copy()
+    target = problem.u_of(g)
+    active = problem.active
+    prior_jac = problem.prior_jacobian_z()[:, :n_g]
+    for _ in range(8):
+        du = problem.du_dg(g)[active]
+        _, sv, vt = np.linalg.svd(du)
+        rank = int(np.sum(sv > 1e-9 * sv[0]))
+        null = vt[rank:].T
+        if null.shape[1] == 0:
+            break
+        r_p = problem.prior.residuals(g[:len(RIG_VARIABLES) + 1])
+        step = null @ (-np.linalg.pinv(prior_jac @ null) @ r_p)
+        g = g + step
+        for _ in range(3):  # back onto the same u
+            miss = problem.u_of(g)[active] - target[active]
+            g = g - np.linalg.pinv(problem.du_dg(g)[active]) @ miss
+        if np.max(np.abs(step)) < 1e-6:
+            break
+    moved = z.copy()
+    moved[:n_g] = g
+    lo, hi = problem.bounds()
+    moved = np.clip(moved, lo, hi)
+    r, r_new = problem.fun(z), problem.fun(moved)
+    return moved if float(r_new @ r_new) <= float(r @ r) else z
 
 
 def _along(problem: ShootingProblem, z: np.ndarray, directions: np.ndarray,
