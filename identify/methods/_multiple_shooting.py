@@ -247,24 +247,6 @@ def _settle_prior(problem: ShootingProblem, z: np.ndarray) -> np.ndarray:
     return moved if float(r_new @ r_new) <= float(r @ r) else z
 
 
-def _along(problem: ShootingProblem, z: np.ndarray, directions: np.ndarray,
-           halvings: int) -> np.ndarray:
-    """The least-squares step of the prior's residuals along `directions` (columns over
-    z), kept if the whole cost falls (halved up to `halvings` times until it does)."""
-    r = problem.fun(z)
-    prior_jac = problem.prior_jacobian_z()
-    step = directions @ (-np.linalg.pinv(prior_jac @ directions) @ r[problem.n_data:])
-    lo, hi = problem.bounds()
-    cost = float(r @ r)
-    for _ in range(halvings + 1):
-        moved = np.clip(z + step, lo, hi)
-        r_new = problem.fun(moved)
-        if float(r_new @ r_new) < cost:
-            return moved
-        step = step / 2
-    return z
-
-
 def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
                  segment_s: float = SEGMENT_S, overlap_s: float = OVERLAP_S,
                  extras: tuple[str, ...] = (), progress: Progress | None = None,

@@ -228,24 +228,6 @@ class ShootingProblem:
             out[:, i] = (self.u_of(gp) - self.u_of(gm)) / (2 * step)
         return out
 
-    def scale_direction(self) -> np.ndarray:
-        """The direction of z along which the motion does not change at all: every mass
-        and inertia, the viscous coefficients and the extra torques times one factor
-        (normal forces follow the masses; with a configured Fn, mu_d and mu_s scale too)."""
-        n = np.zeros(self.n_global + 4 * self.seg.count)
-        for name in ("m1", "m2", "j1z", "j2x", "j2y", "j2z"):
-            n[RIG_VARIABLES.index(name)] = 1.0
-        rig = self.prior.nominal
-        for k, name in enumerate(FRICTION_FREE):
-            joint_fn = rig.Fn0 if name.endswith("0") else rig.Fn1
-            if name.startswith("mu_v") or (name.startswith(("mu_d", "mu_s"))
-                                           and joint_fn is not None):
-                n[_W + k] = 1.0
-        for k, name in enumerate(self.extras):
-            if name in ("drag1", "spring0"):
-                n[_W + len(FRICTION_FREE) + k] = 1.0
-        return n
-
     def prior_jacobian_z(self) -> np.ndarray:
         """d prior residuals / d z."""
         out = np.zeros((self.prior.jacobian().shape[0], self.n_global + 4 * self.seg.count))
