@@ -7,6 +7,7 @@ importing only those below it (through their __init__):
     methods   identification methods, their shared pipeline, the registry
     seeds     seed models no method uses (n-link pendulum, dc servo); beside methods
     results   IdentificationResult and its figures of merit
+    reference the seeds' published truths, for simulators and scorers; no estimator imports it
     signal    Measurement, differentiators, decimation, release, simulated captures
     model     rig and friction parameters, equations, simulators, encoder constants
     solvers   numerics: least squares, Levenberg-Marquardt, simplex, lsei, Mittag-Leffler
@@ -25,7 +26,6 @@ from .model import (
     PARAM_NAMES,
     QUANTUM,
     RIG_LAYOUT,
-    TABLE_III_TRUTH,
     FrictionParams,
     RigParams,
     acceleration,
@@ -37,6 +37,7 @@ from .model import (
     simulate_rk4,
     total_energy,
 )
+from .reference import TABLE_III_TRUTH
 from .results import (
     IdentificationResult,
     ParameterEstimate,

@@ -29,7 +29,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_of_these_sources())
 import pytest  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
 
-from identify import Measurement, RigParams, simulated_measurement  # noqa: E402
+from identify import TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement  # noqa: E402
 
 # Property tests are derandomized by default: the same examples on every run, so a CI
 # failure can be reproduced and a pass is not luck. `pytest --hypothesis-profile deep`
@@ -76,7 +76,7 @@ def until():
 @pytest.fixture(scope="session")
 def table3_measurement() -> Measurement:
     """The seed's public case: Table III truth, tilt 10 deg, released at theta1 = 120 deg, 35 s."""
-    return simulated_measurement(RigParams(tilt_deg=10.0), capture_id="table3")
+    return simulated_measurement(RigParams(tilt_deg=10.0), TABLE_III_TRUTH, capture_id="table3")
 
 
 # -- the fault-injection suite: every case says what it injects and what must happen -----

@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from identify import (
     METHODS,
     PARAM_NAMES,
-    TABLE_III_TRUTH,
     FrictionParams,
     IdentificationResult,
     Measurement,
@@ -24,6 +23,7 @@ from identify import (
     identify,
 )
 from identify.model import RIG_ERROR_FIELDS, Realism, RigParams
+from identify.reference import TABLE_III_TRUTH
 
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import MAX_NESTING, Settings, first_error, json_nesting

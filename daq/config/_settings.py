@@ -10,15 +10,24 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
-from identify import TABLE_III_TRUTH, FrictionParams, RigParams
+from identify import FrictionParams, RigParams
 from identify.model import Realism
+from identify.reference import TABLE_III_TRUTH
 
 from ._validation import first_error
 
@@ -95,10 +104,19 @@ class StorageConfig(_Section):
 class SimConfig(_Section):
     pose_deg: tuple[float, float] = Field((0.0, 120.0), description="release pose: arm, pendulum")
     hold_s: float = Field(1.0, ge=0, description="time held at the pose before release")
-    friction: FrictionParams = Field(default_factory=lambda: TABLE_III_TRUTH)
+    friction: FrictionParams = Field(
+        default_factory=lambda: TABLE_III_TRUTH,
+        description="the simulated rig's true friction; keys left out keep the seed's Table III")
     block_size: int = Field(100, ge=1, le=10_000, description="samples per block")
     realism: Realism = Field(default_factory=Realism,
                              description="how the simulated rig departs from the nominal one")
+
+
+    @field_validator("friction", mode="before")
+    @classmethod
+    def _table_iii_where_unstated(cls, v: Any) -> Any:
+        # the simulator's truth, not a guess of any estimator: a partial table edits it
+        return {**TABLE_III_TRUTH.model_dump(), **v} if isinstance(v, dict) else v
 
 
 class IdentifyConfig(_Section):

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from firmware_protocol import LAYOUT_HASH, MAX_SAMPLES_PER_FRAME, MsgType
-from identify.model import TABLE_III_TRUTH, FrictionParams, RigParams
+from identify.model import FrictionParams, RigParams
+from identify.reference import TABLE_III_TRUTH
 
 __all__ = ["EmulatorConfig", "EmulatorRecord", "SentFrame", "Session", "Spoiled", "parse_window"]
 

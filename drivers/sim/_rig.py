@@ -22,7 +22,6 @@ from typing import Self
 import numpy as np
 
 from identify.model import (
-    TABLE_III_TRUTH,
     FrictionParams,
     Realism,
     RigParams,
@@ -33,6 +32,7 @@ from identify.model import (
     simulate_rk4,
     true_rig,
 )
+from identify.reference import TABLE_III_TRUTH
 
 from .._protocols import SampleBlock, SourceInfo, SourceStats
 

@@ -64,21 +64,22 @@ def term_of(name: str) -> str:
 class FrictionParams(BaseModel):
     """Brown-McPhee friction (seed 000 eq. 5, squared Stribeck denominator) per joint.
 
-    Joint 0 is the arm, joint 1 the pendulum. Defaults are the seed's Table III truth.
+    Joint 0 is the arm, joint 1 the pendulum. No field has a default: a friction is always
+    stated (the seed's truth is identify.reference.TABLE_III_TRUTH, kept out of estimators).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    mu_d0: float = Field(5e-4, ge=0, description="arm dynamic (Coulomb) coefficient")
-    mu_s0: float = Field(6e-4, ge=0, description="arm static coefficient")
-    mu_v0: float = Field(2.5e-4, ge=0, description="arm viscous coefficient, N m s/rad")
-    omega_t0: float = Field(5e-3, gt=0, description="arm Stribeck transition velocity, rad/s")
-    Fn_t0: float = Field(1e-2, gt=0, description="arm viscous transition force, N")
-    mu_d1: float = Field(6e-4, ge=0, description="pendulum dynamic (Coulomb) coefficient")
-    mu_s1: float = Field(7e-4, ge=0, description="pendulum static coefficient")
-    mu_v1: float = Field(2.5e-4, ge=0, description="pendulum viscous coefficient, N m s/rad")
-    omega_t1: float = Field(5e-3, gt=0, description="pendulum Stribeck transition velocity, rad/s")
-    Fn_t1: float = Field(1e-2, gt=0, description="pendulum viscous transition force, N")
+    mu_d0: float = Field(ge=0, description="arm dynamic (Coulomb) coefficient")
+    mu_s0: float = Field(ge=0, description="arm static coefficient")
+    mu_v0: float = Field(ge=0, description="arm viscous coefficient, N m s/rad")
+    omega_t0: float = Field(gt=0, description="arm Stribeck transition velocity, rad/s")
+    Fn_t0: float = Field(gt=0, description="arm viscous transition force, N")
+    mu_d1: float = Field(ge=0, description="pendulum dynamic (Coulomb) coefficient")
+    mu_s1: float = Field(ge=0, description="pendulum static coefficient")
+    mu_v1: float = Field(ge=0, description="pendulum viscous coefficient, N m s/rad")
+    omega_t1: float = Field(gt=0, description="pendulum Stribeck transition velocity, rad/s")
+    Fn_t1: float = Field(gt=0, description="pendulum viscous transition force, N")
 
     def as_array(self) -> np.ndarray:
         """The ten values in PARAM_NAMES order."""
@@ -92,11 +93,9 @@ class FrictionParams(BaseModel):
 
     @classmethod
     def frictionless(cls) -> FrictionParams:
-        return cls(mu_d0=0, mu_s0=0, mu_v0=0, mu_d1=0, mu_s1=0, mu_v1=0)
-
-
-#: The seed's simulated truth (Table III).
-TABLE_III_TRUTH = FrictionParams()
+        """No friction at all; the transition values are placeholders that act on nothing."""
+        return cls(mu_d0=0, mu_s0=0, mu_v0=0, omega_t0=5e-3, Fn_t0=1e-2,
+                   mu_d1=0, mu_s1=0, mu_v1=0, omega_t1=5e-3, Fn_t1=1e-2)
 
 
 class RigParams(BaseModel):

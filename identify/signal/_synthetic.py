@@ -10,7 +10,6 @@ import numpy as np
 
 from ..model import (
     QUANTUM,
-    TABLE_III_TRUTH,
     FrictionParams,
     Realism,
     RigParams,
@@ -24,7 +23,7 @@ from ..model import (
 from ._measurement import Measurement
 
 
-def free_decay_counts(rig: RigParams, friction: FrictionParams = TABLE_III_TRUTH,
+def free_decay_counts(rig: RigParams, friction: FrictionParams,
                       pose_deg: tuple[float, float] = (0.0, 120.0), duration: float = 35.0,
                       rest_s: float = 0.5, rate_hz: float = 10_000.0,
                       quantum: float = QUANTUM) -> np.ndarray:
@@ -41,15 +40,15 @@ def free_decay_counts(rig: RigParams, friction: FrictionParams = TABLE_III_TRUTH
     return np.vstack([rest, counts])
 
 
-def simulated_measurement(rig: RigParams | None = None,
-                          friction: FrictionParams = TABLE_III_TRUTH,
+def simulated_measurement(rig: RigParams | None, friction: FrictionParams,
                           pose_deg: tuple[float, float] = (0.0, 120.0), duration: float = 35.0,
                           *, rest_s: float = 0.5, rate_hz: float = 10_000.0,
                           quantum: float = QUANTUM, capture_id: str | None = None,
                           realism: Realism | None = None) -> Measurement:
     """A free-decay Measurement of counts (free_decay_counts), as the rig would record it.
 
-    Defaults are the seed's public case: Table III truth, released at theta1 = 120 deg
+    Defaults are the seed's public case (with identify.reference.TABLE_III_TRUTH as the
+    friction, and rig None for Table I): released at theta1 = 120 deg
     after 0.5 s at rest, 35 s, sampled at 10 kHz by encoders of 40,000 counts per rev.
     With `realism`, the capture of realistic_capture (the Measurement tells the nominal
     rig; the truth it was made with is lost: use realistic_capture to keep it).

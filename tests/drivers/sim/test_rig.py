@@ -82,7 +82,7 @@ def test_reads_of_any_size_continue_where_the_last_ended():
 
 @pytest.mark.parametrize("pose, friction, tilt", [
     ((0.0, 120.0), TABLE_III_TRUTH, 10.0),
-    ((25.0, -60.0), FrictionParams(mu_d1=2e-3, mu_v0=1e-3), 30.0),
+    ((25.0, -60.0), TABLE_III_TRUTH.model_copy(update={"mu_d1": 2e-3, "mu_v0": 1e-3}), 30.0),
 ])
 def test_held_at_the_pose_then_counts_follow_the_model_from_release(pose, friction, tilt):
     rig = RigParams(tilt_deg=tilt)

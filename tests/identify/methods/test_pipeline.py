@@ -5,7 +5,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from identify import Measurement, RigParams, find_release, identify, simulated_measurement
+from identify import (
+    TABLE_III_TRUTH,
+    Measurement,
+    RigParams,
+    find_release,
+    identify,
+    simulated_measurement,
+)
 from identify.methods import (
     decay_start_s,
     first_defined_state,
@@ -18,7 +25,7 @@ from identify.signal import decimate
 
 @pytest.fixture(scope="module")
 def at_rest() -> Measurement:
-    return simulated_measurement(RigParams(), duration=6.0, rest_s=0.3)
+    return simulated_measurement(RigParams(), TABLE_III_TRUTH, duration=6.0, rest_s=0.3)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from identify import FrictionParams, RigParams, friction, simulate, total_energy
+from identify import TABLE_III_TRUTH, FrictionParams, RigParams, friction, simulate, total_energy
 from identify.model import acceleration, inverse_dynamics, mass_matrix
 
 
@@ -19,7 +19,7 @@ def test_frictionless_run_conserves_energy_to_1e9_over_10s():
 
 
 def test_friction_dissipates_energy_monotonically():
-    _, _, energy = simulate(RigParams(), FrictionParams(), [0, math.radians(120), 0, 0], 5.0)
+    _, _, energy = simulate(RigParams(), TABLE_III_TRUTH, [0, math.radians(120), 0, 0], 5.0)
     assert np.all(np.diff(energy) <= 1e-12)
     assert energy[-1] < energy[0]
 
@@ -56,7 +56,7 @@ def test_mass_matrix_includes_the_pendulum_mass_at_the_arm_tip():
 
 def test_hanging_pose_is_an_equilibrium_of_the_tilted_rig():
     rig = RigParams(tilt_deg=10.0).as_array()
-    a0, a1 = acceleration(rig, FrictionParams().as_array(), 0.0, 0.0, 0.0, 0.0)
+    a0, a1 = acceleration(rig, TABLE_III_TRUTH.as_array(), 0.0, 0.0, 0.0, 0.0)
     assert abs(a0) < 1e-15 and abs(a1) < 1e-15
 
 
@@ -111,7 +111,7 @@ def test_air_drag_takes_c_abs_v_v_times_v_of_power_from_the_pendulum():
 def test_inverse_dynamics_returns_friction_alone_when_the_rig_has_extra_terms():
     rig = RigParams(drag1=5e-6, spring0=0.02, spring_rest0_deg=-5.0)
     arr = rig.as_array()
-    fr = FrictionParams().as_array()
+    fr = TABLE_III_TRUTH.as_array()
     q = np.array([[0.2, 1.0], [-0.1, 2.0]])
     qd = np.array([[0.5, 3.0], [-0.2, -4.0]])
     qdd = np.array([acceleration(arr, fr, *q[k], *qd[k]) for k in range(2)])

@@ -1,12 +1,13 @@
 """Friction parameters chosen by name: the helpers that turn names into positions."""
 
 import pytest
+from pydantic import ValidationError
 
 from identify.model import (
     FRICTION_TERMS,
     JOINT_NAMES,
     PARAM_NAMES,
-    TABLE_III_TRUTH,
+    FrictionParams,
     joint_of,
     joint_params,
     param_index,
@@ -14,6 +15,7 @@ from identify.model import (
     param_name,
     term_of,
 )
+from identify.reference import TABLE_III_TRUTH
 
 
 def test_parameter_names_are_each_term_of_the_arm_then_of_the_pendulum():
@@ -42,3 +44,10 @@ def test_a_name_knows_its_joint_and_term():
 def test_unknown_names_are_refused(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+def test_a_friction_is_always_stated_never_defaulted():
+    with pytest.raises(ValidationError, match="mu_d0"):
+        FrictionParams()  # type: ignore[call-arg]  # the missing fields are the point
+    with pytest.raises(ValidationError, match="omega_t1"):
+        FrictionParams(**{n: 1e-3 for n in PARAM_NAMES if n != "omega_t1"})

@@ -5,13 +5,14 @@ import sys
 
 import pytest
 
-from identify import PARAM_NAMES, RigParams, simulated_measurement
+from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, simulated_measurement
 from identify.report import compare_methods, parameter_table, table_v, write_figures
 
 
 @pytest.fixture(scope="module")
 def short_capture():
-    return simulated_measurement(RigParams(), duration=8.0, rest_s=0.3, capture_id="short")
+    return simulated_measurement(RigParams(), TABLE_III_TRUTH, duration=8.0, rest_s=0.3,
+                                 capture_id="short")
 
 
 @pytest.fixture(scope="module")

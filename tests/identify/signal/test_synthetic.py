@@ -4,14 +4,14 @@ import math
 
 import numpy as np
 
-from identify import TABLE_III_TRUTH, FrictionParams, RigParams, simulate
+from identify import TABLE_III_TRUTH, RigParams, simulate
 from identify.model import QUANTUM
 from identify.signal import find_release, free_decay_counts, simulated_measurement
 
 
 def test_counts_are_the_rounded_simulation_after_a_rest():
     rig = RigParams(tilt_deg=12.0)
-    friction = FrictionParams(mu_d1=8e-4)
+    friction = TABLE_III_TRUTH.model_copy(update={"mu_d1": 8e-4})
     counts = free_decay_counts(rig, friction, (5.0, -90.0), 1.0, rest_s=0.25)
     _, s, _ = simulate(rig, friction, [math.radians(5.0), math.radians(-90.0), 0, 0], 1.0)
     assert counts.dtype == np.int32 and counts.shape == (2500 + 10_001, 2)
