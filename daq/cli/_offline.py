@@ -28,6 +28,7 @@ from identify.reference import TABLE_III_TRUTH
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import MAX_NESTING, Settings, first_error, json_nesting
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
+from ._measured import with_measured
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
 
@@ -176,13 +177,15 @@ def _read(path: str, settings: Settings) -> Capture:
         bar.close()
 
 
-def _load_measurement(path: str, tilt: float | None, settings: Settings) -> Measurement:
+def _load_measurement(args: argparse.Namespace, settings: Settings) -> Measurement:
+    path, tilt = args.file, args.tilt
     capture = _read(path, settings)
     # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
     rig = capture.rig if capture.source.kind != "replay" else settings.rig
     rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
     if not 0 <= rig.tilt_deg < 90:
         raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
+    rig = with_measured(rig, args.measured, args.cad_uncertainty)
     try:
         return to_measurement(capture, rig)
     except ValueError as exc:  # what identification cannot take: one line, naming the file
@@ -190,7 +193,7 @@ def _load_measurement(path: str, tilt: float | None, settings: Settings) -> Meas
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
-    m = _load_measurement(args.file, args.tilt, settings_of(args))
+    m = _load_measurement(args, settings_of(args))
     bar = ProgressBar(f"identify {args.method}")
     try:
         result = identify(m, method=args.method, progress=bar)
@@ -212,6 +215,17 @@ def format_result(result: IdentificationResult) -> str:
         val = "n/i" if p.value is None else f"{p.value:.5g}"
         ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
         lines.append(f"{name:<10} {val:>12} {ci:>27}  {p.note}")
+    if result.rig:
+        lines.append(f"{'rig':<26} {'value':>12} {'95 % interval':>27}  unit; note")
+        for name, p in result.rig.items():
+            if p.value is None:
+                continue
+            ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
+            lines.append(f"{name:<26} {p.value:>12.5g} {ci:>27}  {p.note}")
+        hidden = [n for n, p in result.rig.items() if p.value is None]
+        if hidden:
+            lines.append(f"not identifiable from a free decay: {', '.join(hidden)} "
+                         "(--json says what would separate each)")
     lines.append(f"goodness of fit (seed 000 eq. 53): {format_fit(result.fit_percent)}")
     lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
                  f"{result.normalized_compute_time:.3g}")
@@ -222,7 +236,7 @@ def format_result(result: IdentificationResult) -> str:
 def cmd_compare(args: argparse.Namespace) -> int:
     from identify.report import compare_methods, parameter_table, table_v
 
-    m = _load_measurement(args.file, args.tilt, settings_of(args))
+    m = _load_measurement(args, settings_of(args))
     methods = args.methods.split(",") if args.methods else None
     unknown = [x for x in methods or [] if x not in METHODS]
     if unknown:

@@ -103,6 +103,7 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     i = sub.add_parser("identify", help="identify the friction parameters of a capture file")
     i.add_argument("file", help="capture FILE.h5 or FILE.csv (header t,theta0,theta1)")
     i.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+    _rig_knowledge_options(i)
     i.add_argument("--method", default=_default_method(), choices=methods)
     i.add_argument("--json", action="store_true", help="print only the result as JSON")
     i.set_defaults(handler="_offline:cmd_identify")
@@ -110,6 +111,7 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     c = sub.add_parser("compare", help="run every method on a capture: the seed's Table V")
     c.add_argument("file", help="capture FILE.h5 or FILE.csv")
     c.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+    _rig_knowledge_options(c)
     c.add_argument("--methods", help="comma-separated subset (default: all)")
     c.add_argument("--plot", metavar="DIR", help="write PNG figures like seed 000 Figs. 4-7")
     c.set_defaults(handler="_offline:cmd_compare")
@@ -119,6 +121,16 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     e.add_argument("--out", required=True)
     e.add_argument("--force", action="store_true")
     e.set_defaults(handler="_offline:cmd_export")
+
+
+def _rig_knowledge_options(p: Any) -> None:
+    p.add_argument("--measured", action="append", metavar="NAME=VALUE+-SD",
+                   help="a rig value the lab measured, with its standard uncertainty (absolute "
+                        "or with %%): m2_l2=0.00794+-0.5%%, l2=0.0615+-0.0005, "
+                        "tilt_deg=12+-0.5; repeat for more (overrides the file and config)")
+    p.add_argument("--cad-uncertainty", type=float, metavar="PCT",
+                   help="relative uncertainty of every rig value nobody measured, percent "
+                        "(default: config, 5)")
 
 
 def _live_commands(sub: Any, methods: list[str]) -> None:

@@ -44,6 +44,7 @@ from ..solvers import levenberg_marquardt
 from ._joint_regression import regression_estimate
 from ._oe_problem import LOG_BOUNDS, residual_inflation
 from ._pipeline import FN_T, FN_T_NOTE, GENERIC_START, START_MU_S_OVER_MU_D
+from ._rig_estimates import rig_estimates
 from ._rig_prior import RIG_VARIABLES, RigPrior
 from ._shooting import FRICTION_FREE, BlockJacobian, Segments, ShootingProblem
 
@@ -267,7 +268,7 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
                             warm.problem.states(warm.z).ravel()])
         z, res = _lm(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
         return _finish(problem, z, res, warm.t_start)
-    prior = prior or RigPrior(m.rig)
+    prior = prior or RigPrior.of(m.rig)
     quantum = m.resolution_rad or QUANTUM
     t_start = motion_start(m)
     d = decimate(m, t_start, FIT_RATE_HZ)
@@ -388,46 +389,6 @@ def _friction_estimates(fit: ShootingFit) -> dict[str, ParameterEstimate]:
     return {n: out[n] for n in PARAM_NAMES}
 
 
-def _rig_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
-    """The rig quantities a free decay identifies, with 95 % intervals (delta method)."""
-    p = fit.problem
-    w = len(RIG_VARIABLES) + 1
-    g = fit.z[:w]
-    cov = fit.cov[:w, :w]
-    g_acc = p.prior.nominal.g
-
-    def quantities(x: np.ndarray) -> dict[str, float]:
-        v = {n: math.exp(x[k]) for k, n in enumerate(RIG_VARIABLES)}
-        m2l2 = v["m2"] * v["l2"]
-        return {
-            "tilt_deg": math.degrees(float(x[-1])),
-            "L1": v["L1"],
-            "m2_l2": m2l2,
-            "pendulum_inertia_at_joint": v["j2x"] + v["m2"] * v["l2"] ** 2,
-            "reduced_length": (v["j2x"] + v["m2"] * v["l2"] ** 2) / m2l2,
-            "arm_inertia": v["j1z"] + v["m1"] * v["l1"] ** 2 + v["m2"] * v["L1"] ** 2 + v["j2z"],
-            "arm_moment": v["m1"] * v["l1"] + v["m2"] * v["L1"],
-            "K": v["m2"] * v["l2"] ** 2 + v["j2y"] - v["j2z"],
-            "g_m2_l2": g_acc * m2l2,
-        }
-
-    base = quantities(g)
-    jac = np.zeros((len(base), w))
-    for i in range(w):
-        step = 1e-6
-        gp = g.copy()
-        gp[i] += step
-        jac[:, i] = (np.array(list(quantities(gp).values())) - np.array(list(base.values()))) \
-            / step
-    var = np.einsum("ij,jk,ik->i", jac, cov, jac)
-    out: dict[str, dict[str, Any]] = {}
-    for (n, v), s2 in zip(base.items(), var):
-        sd = math.sqrt(max(float(s2), 0.0))
-        out[n] = {"value": v, "ci95": [v - 1.96 * sd, v + 1.96 * sd],
-                  "relative_sd": sd / abs(v) if v else None}
-    return out
-
-
 def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
     """The extra terms fitted, with 95 % intervals (logs for drag and spring)."""
     p = fit.problem
@@ -451,7 +412,6 @@ def _stitched_fit(m: Measurement, fit: ShootingFit) -> tuple[dict[str, float | N
     """Seed 000 eq. 53 over the capture, each segment simulated at the capture's rate from
     its own state over its own span; and per segment."""
     p = fit.problem
-    d = p.d
     rig, fr = equivalent_rigs(p.u_of(fit.z[:p.n_global]))
     states = p.states(fit.z)
     t = m.t
@@ -471,7 +431,6 @@ def _stitched_fit(m: Measurement, fit: ShootingFit) -> tuple[dict[str, float | N
         per_segment.append({"span_s": [float(t[rows[0]]), float(t[rows[-1]])],
                             "fit_percent": {n: _finite(f[j]) for j, n in enumerate(JOINT_NAMES)}})
     whole = fit_percent(np.concatenate(sims), np.concatenate(meas))
-    del d
     return {n: _finite(whole[j]) for j, n in enumerate(JOINT_NAMES)}, per_segment
 
 
@@ -524,8 +483,8 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     elapsed = time.perf_counter() - t_start
     report(0.92, "goodness of fit")
     whole, per_segment = _stitched_fit(m, fit)
+    n_rig = len(RIG_VARIABLES) + 1
     diagnostics: dict[str, Any] = {
-        "rig": _rig_estimates(fit),
         "extra_terms": _extra_estimates(fit),
         "models_tried": tried,
         "release": _release(m, fit, t_motion),
@@ -543,4 +502,5 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
             "intervals are widened for the residuals' correlation only")
     return IdentificationResult.of_measurement(
         m, method=METHOD, parameters=_friction_estimates(fit), fit_percent=whole,
-        compute_seconds=elapsed, diagnostics=diagnostics)
+        compute_seconds=elapsed, diagnostics=diagnostics,
+        rig=rig_estimates(fit.z[:n_rig], fit.cov[:n_rig, :n_rig], fit.problem.prior))

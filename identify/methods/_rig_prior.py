@@ -21,7 +21,8 @@ import numpy as np
 
 from ..model import RIG_ERROR_FIELDS, RigParams
 
-__all__ = ["CAD_UNCERTAINTY", "RIG_VARIABLES", "TILT_UNCERTAINTY_DEG", "RigPrior"]
+__all__ = ["CAD_UNCERTAINTY", "RIG_VARIABLES", "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY",
+           "RigPrior"]
 
 #: the rig quantities the fit carries, each as its log
 RIG_VARIABLES: tuple[str, ...] = RIG_ERROR_FIELDS
@@ -29,6 +30,8 @@ RIG_VARIABLES: tuple[str, ...] = RIG_ERROR_FIELDS
 CAD_UNCERTAINTY = 0.05
 #: standard uncertainty of a tilt set by eye, degrees
 TILT_UNCERTAINTY_DEG = 3.0
+#: relative standard uncertainty of a static moment weighed on a kitchen scale
+WEIGHED_UNCERTAINTY = 0.01
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,16 @@ class RigPrior:
         if self.m2_l2 is not None and not (self.m2_l2[0] > 0 and self.m2_l2[1] > 0):
             raise ValueError(f"a measured m2 l2 needs a positive value and uncertainty, got "
                              f"{self.m2_l2}")
+
+    @classmethod
+    def of(cls, rig: RigParams) -> RigPrior:
+        """What the rig's own fields state: its values as the nominal, each value's
+        uncertainty (rig.uncertainty, else rig.cad_uncertainty) and a weighed m2 l2."""
+        known = rig.uncertainty
+        moment = None if rig.m2_l2 is None else (rig.m2_l2, known.get("m2_l2",
+                                                                      WEIGHED_UNCERTAINTY))
+        return cls(rig, {n: known.get(n, rig.cad_uncertainty) for n in RIG_VARIABLES},
+                   known.get("tilt_deg", TILT_UNCERTAINTY_DEG), moment)
 
     def sd(self, name: str) -> float:
         """Standard deviation of log(name) (a relative uncertainty, for small ones)."""

@@ -3,7 +3,15 @@
 The bottom of identify above the solvers: it imports no other identify subpackage.
 """
 
-from ._base import BASE_NAMES, NORMALISED, base_parameters, equivalent_rigs, normalised
+from ._base import (
+    BASE_NAMES,
+    NORMALISED,
+    RIG_QUANTITIES,
+    base_parameters,
+    equivalent_rigs,
+    normalised,
+    rig_quantities,
+)
 from ._encoder import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
 from ._equations import (
     RIG_LAYOUT,
@@ -43,7 +51,8 @@ from ._segments import simulate_jobs
 from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
 
 __all__ = [
-    "BASE_NAMES", "NORMALISED", "base_parameters", "equivalent_rigs", "normalised",
+    "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
+    "normalised", "rig_quantities",
     "simulate_jobs",
     "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
     "RIG_ERROR_FIELDS", "RIG_LAYOUT", "FrictionParams", "Realism", "RigParams",

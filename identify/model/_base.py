@@ -32,7 +32,8 @@ import numpy as np
 
 from ._params import FrictionParams, RigParams
 
-__all__ = ["BASE_NAMES", "NORMALISED", "base_parameters", "equivalent_rigs", "normalised"]
+__all__ = ["BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
+           "normalised", "rig_quantities"]
 
 BASE_NAMES = ("P1", "P2", "P3", "P4", "P5", "P6", "P7")
 
@@ -46,6 +47,32 @@ NORMALISED: tuple[str, ...] = (
 
 #: the friction transition force the equivalent rig simulates with: tanh(4 Fn/Fn_t) = 1
 _FN_T = 1e-9
+
+
+#: the rig quantities a free decay identifies (with the scale), each with its unit
+RIG_QUANTITIES: dict[str, str] = {
+    "tilt_deg": "deg",  # phi
+    "reduced_length": "m",  # P4 / (m2 l2): the pendulum's equivalent simple length
+    "L1": "m",  # P3 / (m2 l2)
+    "m2_l2": "kg m",  # the pendulum's static moment
+    "pendulum_inertia_at_joint": "kg m^2",  # P4
+    "arm_inertia": "kg m^2",  # P1
+    "arm_moment": "kg m",  # m1 l1 + m2 L1 = P5 / (g sin phi)
+    "K": "kg m^2",  # P2
+}
+
+
+def rig_quantities(rig: RigParams) -> dict[str, float]:
+    """RIG_QUANTITIES of a rig."""
+    m2l2 = rig.m2 * rig.l2
+    p4 = rig.j2x + rig.m2 * rig.l2 ** 2
+    return {
+        "tilt_deg": rig.tilt_deg, "reduced_length": p4 / m2l2, "L1": rig.L1, "m2_l2": m2l2,
+        "pendulum_inertia_at_joint": p4,
+        "arm_inertia": rig.j1z + rig.m1 * rig.l1 ** 2 + rig.m2 * rig.L1 ** 2 + rig.j2z,
+        "arm_moment": rig.m1 * rig.l1 + rig.m2 * rig.L1,
+        "K": rig.m2 * rig.l2 ** 2 + rig.j2y - rig.j2z,
+    }
 
 
 def base_parameters(rig: RigParams) -> np.ndarray:

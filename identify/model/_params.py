@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 G_ACCEL = 9.81
 
@@ -19,6 +19,9 @@ PARAM_NAMES: tuple[str, ...] = (
     "mu_d0", "mu_s0", "mu_v0", "omega_t0", "Fn_t0",
     "mu_d1", "mu_s1", "mu_v1", "omega_t1", "Fn_t1",
 )
+
+#: the rig quantities a CAD model or a data sheet gives, and a real rig departs from
+UNCERTAIN_FIELDS: tuple[str, ...] = ("m1", "m2", "j1z", "j2x", "j2y", "j2z", "l1", "l2", "L1")
 
 #: joint names, index 0 the arm and 1 the pendulum (the digit ending each parameter name)
 JOINT_NAMES: tuple[str, str] = ("arm", "pendulum")
@@ -126,6 +129,37 @@ class RigParams(BaseModel):
                                        "N m/rad")
     spring_rest0_deg: float = Field(0.0, ge=-360, le=360,
                                     description="arm angle at which that spring is relaxed")
+    # How well the values above are known. Identification takes them as a prior, never as
+    # a truth: a free decay fixes the rig only up to one common factor (docs/identification.md)
+    m2_l2: float | None = Field(None, gt=0, le=100.0,
+                                description="pendulum static moment m2 l2 as weighed (held "
+                                            "horizontal at its pivot), kg m; fixes the scale")
+    uncertainty: dict[str, float] = Field(
+        default_factory=dict,
+        description="standard uncertainty of the values a lab measured: relative for "
+                    f"{', '.join(UNCERTAIN_FIELDS)} and m2_l2 (0.005 is 0.5 %), degrees for "
+                    "tilt_deg; a value not listed has cad_uncertainty (tilt: 3 deg; m2_l2: 1 %)")
+    cad_uncertainty: float = Field(0.05, gt=0, le=1.0,
+                                   description="relative standard uncertainty of every value "
+                                               "nobody measured (a CAD model, a data sheet)")
+
+    @field_validator("uncertainty")
+    @classmethod
+    def _known_quantities(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, sd in v.items():
+            if name not in (*UNCERTAIN_FIELDS, "tilt_deg", "m2_l2"):
+                raise ValueError(f"no rig quantity {name!r}; uncertainties are given for "
+                                 f"{', '.join(UNCERTAIN_FIELDS)}, tilt_deg and m2_l2")
+            top = 45.0 if name == "tilt_deg" else 1.0
+            if not (math.isfinite(sd) and 0 < sd <= top):
+                raise ValueError(f"the uncertainty of {name} must be in (0, {top:g}], got {sd}")
+        return v
+
+    @model_validator(mode="after")
+    def _moment_stated_with_its_value(self) -> RigParams:
+        if "m2_l2" in self.uncertainty and self.m2_l2 is None:
+            raise ValueError("uncertainty.m2_l2 is given but m2_l2 (the weighed value) is not")
+        return self
 
     # The seed leaves Fn open; model.md fixes it to the static load of each joint. Derived
     # on access, so a copy with other masses never keeps stale forces.

@@ -19,13 +19,13 @@ import math
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._params import RigParams
+from ._params import UNCERTAIN_FIELDS, RigParams
 
 __all__ = ["RIG_ERROR_FIELDS", "Realism", "Tremor", "encoder_counts", "hand_tremor",
            "lost_frames", "true_rig"]
 
 #: the rig quantities a CAD model or a data sheet gives, and a real rig departs from
-RIG_ERROR_FIELDS = ("m1", "m2", "j1z", "j2x", "j2y", "j2z", "l1", "l2", "L1")
+RIG_ERROR_FIELDS = UNCERTAIN_FIELDS
 
 
 class Realism(BaseModel):

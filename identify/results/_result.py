@@ -3,6 +3,7 @@
 JSON shape (stable, used by scripts and dashboards):
     {"method": ..., "parameters": {"mu_d0": {"value": x, "ci95": [lo, hi] | null,
      "identifiable": true | false, "note": ...}, ...},
+     "rig": {"m2_l2": {...the same shape...}, ...} (methods that fit the rig; else {}),
      "fit_percent": {"arm": x, "pendulum": y}, "compute_seconds": s,
      "normalized_compute_time": n, ...}
 """
@@ -47,6 +48,10 @@ class IdentificationResult(BaseModel):
     method: str
     capture_id: str | None = None
     parameters: dict[str, ParameterEstimate]
+    rig: dict[str, ParameterEstimate] = Field(
+        default_factory=dict,
+        description="rig quantities identified with the friction (unit first in each note), "
+                    "and those a free decay cannot separate; empty when the method fits none")
     fit_percent: dict[str, float | None] = Field(
         description="seed 000 eq. 53 per joint: arm, pendulum; null where a joint never moved")
     compute_seconds: float
@@ -72,7 +77,8 @@ class IdentificationResult(BaseModel):
     def of_measurement(cls, m: Measurement, *, method: str,
                        parameters: dict[str, ParameterEstimate],
                        fit_percent: dict[str, float | None], compute_seconds: float,
-                       diagnostics: dict[str, Any]) -> IdentificationResult:
+                       diagnostics: dict[str, Any],
+                       rig: dict[str, ParameterEstimate] | None = None) -> IdentificationResult:
         """A method's result on `m`: the capture's own fields (rate, samples, tilt) filled in."""
         return cls(
             method=method, capture_id=m.capture_id, parameters=parameters,
@@ -81,7 +87,7 @@ class IdentificationResult(BaseModel):
                                                             m.rate_hz),
             capture_seconds=m.duration_s, sample_rate_hz=m.rate_hz,
             samples=int(m.angles.shape[0]), lost_samples=m.lost_samples,
-            tilt_deg=m.rig.tilt_deg, diagnostics=diagnostics)
+            tilt_deg=m.rig.tilt_deg, diagnostics=diagnostics, rig=rig or {})
 
     def friction_params(self) -> FrictionParams:
         """The parameter set to simulate: estimates, and assumed values where not identifiable."""

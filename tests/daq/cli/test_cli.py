@@ -35,7 +35,8 @@ SCALE = 40_000 / (2.0 * math.pi)  # counts per radian
 QUANTUM = 1.0 / SCALE
 RESULT_KEYS = {"schema", "method", "capture_id", "parameters", "fit_percent", "compute_seconds",
                "normalized_compute_time", "capture_seconds", "sample_rate_hz", "samples",
-               "lost_samples", "tilt_deg", "diagnostics", "software_version", "created_utc"}
+               "lost_samples", "tilt_deg", "diagnostics", "software_version", "created_utc",
+               "rig"}
 ESTIMATE_KEYS = {"value", "ci95", "identifiable", "note", "assumed"}
 
 

@@ -9,12 +9,12 @@ intervals honest.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, identify
-from identify.methods._rig_prior import RigPrior
-from identify.model import Realism
+from identify.model import RIG_QUANTITIES, Realism, rig_quantities
 from identify.signal import realistic_capture
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
@@ -71,25 +71,33 @@ def test_the_masses_uncertainty_reaches_the_coulomb_intervals(off_nominal):
 
 def test_what_a_free_decay_identifies_of_the_rig_is_reported_with_intervals(off_nominal):
     cap, r = off_nominal
-    rig = r.diagnostics["rig"]
-    true = cap.rig
-    reduced = (true.j2x + true.m2 * true.l2 ** 2) / (true.m2 * true.l2)
-    assert rig["tilt_deg"]["value"] == pytest.approx(true.tilt_deg, abs=0.05)
-    assert rig["L1"]["value"] == pytest.approx(true.L1, rel=0.01)
-    assert rig["reduced_length"]["value"] == pytest.approx(reduced, rel=0.01)
-    for name in ("tilt_deg", "L1", "reduced_length"):
-        lo, hi = rig[name]["ci95"]
-        assert lo <= rig[name]["value"] <= hi
+    true = rig_quantities(cap.rig)
+    assert r.rig["tilt_deg"].value == pytest.approx(true["tilt_deg"], abs=0.05)
+    for name in ("L1", "reduced_length"):
+        assert r.rig[name].value == pytest.approx(true[name], rel=0.01), name
+    for name in RIG_QUANTITIES:
+        lo, hi = r.rig[name].ci95
+        assert lo <= r.rig[name].value <= hi and r.rig[name].identifiable, name
+    # nothing was weighed: the absolute quantities carry the nominal values' scale
+    assert "nominal values" in r.rig["m2_l2"].note
+    assert r.rig["m2_l2"].ci95[1] / r.rig["m2_l2"].ci95[0] > 1.02
+    # what the capture cannot separate is named, with what would separate it
+    for name in ("m2", "l2", "j2x", "m1", "l1", "j1z"):
+        est = r.rig[name]
+        assert not est.identifiable and est.value is None, name
+        assert est.assumed == getattr(NOMINAL, name) and "separate" in est.note, name
 
 
 def test_a_measured_static_moment_fixes_the_scale_and_narrows_the_intervals(off_nominal):
     cap, r = off_nominal
     m2l2 = cap.rig.m2 * cap.rig.l2
-    prior = RigPrior(NOMINAL, uncertainty={"m2": 0.005, "m1": 0.005}, m2_l2=(m2l2, 0.005))
-    from identify.methods._multiple_shooting import identify_multiple_shooting
-    measured = identify_multiple_shooting(cap.measurement, prior=prior)
-    got = measured.diagnostics["rig"]["m2_l2"]
-    assert got["value"] == pytest.approx(m2l2, rel=0.01)
+    # as a lab states it in the [rig] config: the weighed values and their uncertainty
+    weighed = NOMINAL.model_copy(update={"m2_l2": m2l2, "uncertainty": {
+        "m2": 0.005, "m1": 0.005, "m2_l2": 0.005}})
+    measured = identify(replace(cap.measurement, rig=weighed), method="shooting")
+    got = measured.rig["m2_l2"]
+    assert got.value == pytest.approx(m2l2, rel=0.01)
+    assert got.ci95[0] <= m2l2 <= got.ci95[1] and "weighed" in got.note
     for name in ("mu_d0", "mu_d1"):
         lo, hi = measured.parameters[name].ci95
         lo0, hi0 = r.parameters[name].ci95
