@@ -96,7 +96,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
     friction = _friction_arg(args.friction) if args.friction else settings.sim.friction
     realism = _realism_arg(args, settings.sim.realism)
-    rate = settings.sample_rate_hz
+    rate = settings.sample_rate_hz if args.rate is None else args.rate
+    if not (math.isfinite(rate) and 100 <= rate <= 100_000):
+        raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
                        hold_s=args.rest, realism=realism)

@@ -95,6 +95,8 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     s.add_argument("--theta1", type=float, default=120.0, help="pendulum release angle, degrees")
     s.add_argument("--duration", type=float, default=35.0, help="seconds after release")
     s.add_argument("--rest", type=float, default=0.5, help="seconds held still before release")
+    s.add_argument("--rate", type=float, metavar="HZ",
+                   help="sample rate (default: config, 10000); seed 000 Table V used 1000")
     s.add_argument("--friction", help="JSON object of friction parameters (or @file.json)")
     s.add_argument("--force", action="store_true", help="overwrite an existing file")
     _realism_options(s)

@@ -167,8 +167,11 @@ class SimulatedRig:
             else:
                 m = n - k
                 # row 0 of the simulation is the current state, i.e. this sample
+                # RK4 never coarser than 0.1 ms, whatever the rate recorded: a 1 kHz
+                # capture is the same motion sampled less often
+                sub = max(1, math.ceil(10_000.0 / self.rate_hz - 1e-9))
                 states, _ = simulate_rk4(self._rig_arr, self._fr_arr, self._state,
-                                         1.0 / self.rate_hz, m + 1, 1)
+                                         1.0 / (self.rate_hz * sub), m + 1, sub)
                 out[k:n] = states[:m, :2]
                 self._state[:] = states[m]
                 self._index += m

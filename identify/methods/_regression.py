@@ -188,9 +188,9 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     sim_params = np.array([p.value if p.value is not None else p.assumed
                            for p in params.values()], dtype=np.float64)
     start = release_state(rel) or first_defined_state(d)
+    elapsed = time.perf_counter() - t_start  # every method: the estimate, not its validation
     rows, sim = simulate_capture(m, sim_params, start.x0, start.t)
     fitp = fit_percent(sim, m.angles[rows])
-    elapsed = time.perf_counter() - t_start
     report(1.0, "done")
     diagnostics = {
         "release_time_s": float(start.t),

@@ -86,12 +86,12 @@ def identify_uas(m: Measurement, progress: Progress | None = None,
                                              t=run.start_time_s, at_rest=False)
     x0, t0 = start.x0, start.t
     params = np.asarray(run.estimates, dtype=np.float64)
+    elapsed = time.perf_counter() - t_start  # every method: the estimate, not its validation
     if np.isfinite(params).all() and (params[param_indices(DIVISORS)] > 0).all():
         rows, sim = simulate_capture(m, params, x0, t0)
         fit = fit_percent(sim, m.angles[rows])
     else:
         fit = np.array([np.nan, np.nan])
-    elapsed = time.perf_counter() - t_start
 
     pe: dict[str, ParameterEstimate] = {}
     for j, name in enumerate(PARAM_NAMES):

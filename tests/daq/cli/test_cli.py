@@ -533,3 +533,14 @@ def test_toml_nested_too_deeply_is_one_line(tmp_path, capfd):
     cfg = _write(tmp_path / "cfg.toml", f"x = {deep}\n")
     assert run_main("--config", cfg, "captures", "list")[0] == 2
     assert_one_line_error(capfd, "cfg.toml", "nested too deeply")
+
+
+def test_simulate_at_1_khz_records_the_same_motion_sampled_less_often(tmp_path):
+    # seed 000's Table V condition is a 1 kHz capture: the rig moves as it would at 10 kHz
+    fast, slow = tmp_path / "fast.h5", tmp_path / "slow.h5"
+    assert run_main("simulate", "--out", fast, "--duration", "3", "--rest", "0.1")[0] == 0
+    assert run_main("simulate", "--out", slow, "--duration", "3", "--rest", "0.1",
+                    "--rate", "1000")[0] == 0
+    a, b = read_capture(fast), read_capture(slow)
+    assert b.sample_rate_hz == 1000.0 and b.counts.shape[0] == 3101
+    assert np.array_equal(a.counts[::10], b.counts)  # integrated at the same 0.1 ms step
