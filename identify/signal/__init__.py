@@ -17,6 +17,7 @@ from ._differentiate import (
     second_derivative_kernel,
 )
 from ._measurement import Measurement
+from ._monte_carlo import random_realistic_capture
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._synthetic import (
     SyntheticCapture,
@@ -31,5 +32,6 @@ __all__ = [
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
     "holoborodko_second_coefficients", "savitzky_golay_first", "savitzky_golay_second",
-    "realistic_capture", "second_derivative_kernel", "simulated_measurement",
+    "random_realistic_capture", "realistic_capture", "second_derivative_kernel",
+    "simulated_measurement",
 ]

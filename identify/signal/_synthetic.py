@@ -23,6 +23,12 @@ from ..model import (
 from ._measurement import Measurement
 
 
+def _substeps(rate_hz: float) -> int:
+    """RK4 substeps per sample so the integration step is never above 0.1 ms: a 1 kHz
+    capture is the 10 kHz motion sampled less often (as the simulated device does)."""
+    return max(1, math.ceil(10_000.0 / rate_hz - 1e-9))
+
+
 def free_decay_counts(rig: RigParams, friction: FrictionParams,
                       pose_deg: tuple[float, float] = (0.0, 120.0), duration: float = 35.0,
                       rest_s: float = 0.5, rate_hz: float = 10_000.0,
@@ -34,7 +40,8 @@ def free_decay_counts(rig: RigParams, friction: FrictionParams,
     of `quantum` rad, and the first row repeated rest_s x rate_hz times before it.
     """
     x0 = [math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0, 0]
-    _, states, _ = simulate(rig, friction, x0, duration, rate_hz=rate_hz)
+    _, states, _ = simulate(rig, friction, x0, duration, rate_hz=rate_hz,
+                            substeps=_substeps(rate_hz))
     counts = to_counts(states[:, :2], quantum)
     rest = np.repeat(counts[:1], int(rest_s * rate_hz), axis=0)
     return np.vstack([rest, counts])
@@ -94,7 +101,8 @@ def realistic_capture(nominal: RigParams, friction: FrictionParams,
     pose = np.radians(np.asarray(pose_deg, dtype=np.float64))
     tremor_q, tremor_v = hand_tremor(n_hold + 1, rate_hz, realism.hand_tremor_rad, rng)
     x0 = np.concatenate([pose + tremor_q[-1], tremor_v + np.asarray(realism.push_rad_s)])
-    _, states, _ = simulate(rig, friction, x0, duration, rate_hz=rate_hz)
+    _, states, _ = simulate(rig, friction, x0, duration, rate_hz=rate_hz,
+                            substeps=_substeps(rate_hz))
     angles = np.vstack([pose + tremor_q[:n_hold], states[:, :2]])
     counts = encoder_counts(angles, quantum, realism, rng)
     keep = lost_frames(counts.shape[0], realism, rng)
