@@ -140,9 +140,17 @@ def test_unmodelled_air_drag_is_chosen_by_the_information_criterion_and_found():
     # the nominal model left the pendulum's residuals above its noise; drag removed that
     assert tried[0]["residual_over_noise"]["pendulum"] > 1.5
     assert tried[1]["residual_over_noise"]["pendulum"] < 1.0
+    assert tried[1]["score"] > 1000  # the score test at the nominal fit asked for it
     drag = r.diagnostics["extra_terms"]["drag1"]
     assert drag["value"] == pytest.approx(5e-6, rel=0.1)
     assert drag["ci95"][0] <= 5e-6 <= drag["ci95"][1]
     for name in MAIN:
         assert r.parameters[name].value == pytest.approx(TRUTH[name], rel=0.05), name
     assert math.isfinite(r.compute_seconds)
+
+
+def test_without_drag_the_score_test_spares_the_drag_fit_and_says_why(off_nominal):
+    _, r = off_nominal
+    drag = [t for t in r.diagnostics["models_tried"] if t["extra_terms"] == ["drag1"]]
+    assert len(drag) == 1 and not drag[0]["chosen"]
+    assert drag[0]["score"] < 5 and "could not win the BIC" in drag[0]["not_fitted"]

@@ -1,0 +1,59 @@
+"""Would an extra term pay for itself? The score (Lagrange multiplier) test, at the fit
+without it, so the richer model is fitted only when it might win.
+
+At the restricted fit (residuals r, Jacobian J over every fitted variable), adding one
+term with residual derivative j (taken at the term's null value) lowers the sum of
+squares, to first order, by
+
+    S = (j' r)^2 / (j' (I - J (J'J)^-1 J') j)
+
+(Rao 1948; Engle, "Wald, likelihood ratio and Lagrange multiplier tests", 1984). With
+the rows weighed by each joint's residual rms, S is the drop in the BIC's n log(RSS/n)
+term, so the term can win the BIC only if S exceeds log n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import NORMALISED
+from ._shooting import EXTRA_TERMS, ShootingProblem
+
+__all__ = ["score_statistic"]
+
+
+def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
+                    term: str, step: float = 1e-9) -> float:
+    """S of adding the extra term `term` (EXTRA_TERMS) at the fit z of `problem`, which
+    does not have it; rows weighed by rms (per joint, rad)."""
+    u_index = NORMALISED.index(EXTRA_TERMS[term])
+    r_full = problem.fun(z)
+    jac = problem.jac(z, r_full)
+    n = problem.seg.count
+    u = problem.u_of(z[:problem.n_global])
+    if u[u_index] != 0.0:
+        raise ValueError(f"the fit already has {term}")
+    up = np.repeat(u[None], n, axis=0)
+    up[:, u_index] = step
+    sims = problem._run(up, problem.states(z), np.arange(n))
+    base = r_full[:problem.n_data]
+    j_d = np.concatenate([problem._segment_residual(s, sims[s]) for s in range(n)])
+    j_d = (j_d - base) / step
+    # weigh each joint's rows by what the fit left of it (the BIC's variance), not sigma
+    w = np.tile(problem.sigma / rms, base.size // 2)
+    r = base * w
+    jd = j_d * w
+    rows = np.zeros(jac.shape[0])
+    rows[:problem.n_data] = w
+    rows[problem.n_data:] = 1.0
+    scaled = type(jac)(jac.dense * rows[:, None],
+                       [(a, b, blk * w[a:b, None]) for a, b, blk in jac.blocks])
+    info = scaled.gram()
+    cross = scaled.rmatvec(np.concatenate([jd, np.zeros(jac.shape[0] - jd.size)]))
+    along = np.linalg.lstsq(info, cross, rcond=None)[0]
+    # r with what the fitted variables could still take out of it removed (nothing at an
+    # exact optimum; the reweighing leaves a little)
+    r_all = np.concatenate([r, r_full[problem.n_data:]])
+    numerator = float(jd @ r - along @ scaled.rmatvec(r_all))
+    projected = float(jd @ jd - cross @ along)
+    return numerator ** 2 / projected if projected > 0.0 else 0.0
