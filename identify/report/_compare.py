@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import time
 
 from .._progress import Progress
 from ..methods import METHODS
 from ..model import PARAM_NAMES
-from ..results import IdentificationResult
+from ..results import IdentificationResult, ParameterEstimate
 from ..signal import Measurement
 
 #: seed 000 Table V, 35 s simulation: compute seconds of its two methods
@@ -24,10 +25,25 @@ def compare_methods(m: Measurement, methods: list[str] | None = None,
     for i, name in enumerate(names):
         if progress:
             progress(i / len(names), name)
-        results.append(METHODS[name](m))
+        results.append(_run_or_explain(name, m))
     if progress:
         progress(1.0, "done")
     return results
+
+
+def _run_or_explain(name: str, m: Measurement) -> IdentificationResult:
+    """The method's result; if the method cannot take this capture (it says why with a
+    ValueError), a row of its own saying so, so one method never takes the table down."""
+    t0 = time.perf_counter()
+    try:
+        return METHODS[name](m)
+    except ValueError as exc:
+        why = f"could not run on this capture: {exc}"
+        return IdentificationResult.of_measurement(
+            m, method=name, compute_seconds=max(time.perf_counter() - t0, 1e-9),
+            parameters={n: ParameterEstimate(value=None, ci95=None, identifiable=False,
+                                             note=why) for n in PARAM_NAMES},
+            fit_percent={"arm": None, "pendulum": None}, diagnostics={"error": why})
 
 
 def _fmt(x: float | None, spec: str) -> str:

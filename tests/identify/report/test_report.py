@@ -51,3 +51,20 @@ def test_importing_the_report_does_not_load_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_method_that_cannot_take_the_capture_is_a_row_saying_why_not_a_crash():
+    # seed 000's Table V noise (0.1 rad at 1 kHz) leaves the regression no samples
+    # away from reversals; the other methods' rows must still come out
+    from identify.model import Realism
+
+    noisy = simulated_measurement(RigParams(), TABLE_III_TRUTH, duration=4.0, rest_s=0.3,
+                                  rate_hz=1000.0, realism=Realism(seed=1, noise_rad=0.1))
+    rows = compare_methods(noisy, ["regression", "uas"])
+    assert [r.method for r in rows] == ["regression", "uas"]
+    failed = rows[0]
+    assert "could not run on this capture" in failed.diagnostics["error"]
+    assert all(not p.identifiable and p.value is None for p in failed.parameters.values())
+    assert rows[1].parameters["mu_d0"].value is not None
+    table = table_v(rows)
+    assert "regression" in table and "uas" in table
