@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import NORMALISED
-from ._shooting import EXTRA_TERMS, ShootingProblem
+from ._shooting import EXTRA_TERMS, BlockJacobian, ShootingProblem
 
 __all__ = ["score_statistic"]
 
@@ -29,16 +29,13 @@ def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
     u_index = NORMALISED.index(EXTRA_TERMS[term])
     r_full = problem.fun(z)
     jac = problem.jac(z, r_full)
-    n = problem.seg.count
     u = problem.u_of(z[:problem.n_global])
     if u[u_index] != 0.0:
         raise ValueError(f"the fit already has {term}")
-    up = np.repeat(u[None], n, axis=0)
-    up[:, u_index] = step
-    sims = problem._run(up, problem.states(z), np.arange(n))
+    up = u.copy()
+    up[u_index] = step
     base = r_full[:problem.n_data]
-    j_d = np.concatenate([problem._segment_residual(s, sims[s]) for s in range(n)])
-    j_d = (j_d - base) / step
+    j_d = (problem.residuals_at(up, problem.states(z)) - base) / step
     # weigh each joint's rows by what the fit left of it (the BIC's variance), not sigma
     w = np.tile(problem.sigma / rms, base.size // 2)
     r = base * w
@@ -46,7 +43,7 @@ def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
     rows = np.zeros(jac.shape[0])
     rows[:problem.n_data] = w
     rows[problem.n_data:] = 1.0
-    scaled = type(jac)(jac.dense * rows[:, None],
+    scaled = BlockJacobian(jac.dense * rows[:, None],
                        [(a, b, blk * w[a:b, None]) for a, b, blk in jac.blocks])
     info = scaled.gram()
     cross = scaled.rmatvec(np.concatenate([jd, np.zeros(jac.shape[0] - jd.size)]))

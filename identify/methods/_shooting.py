@@ -253,10 +253,13 @@ class ShootingProblem:
         return (r * self.seg.weight[s][:, None]).ravel()
 
     def data_residuals(self, z: np.ndarray) -> np.ndarray:
-        g = z[:self.n_global]
-        u = self.u_of(g)
+        return self.residuals_at(self.u_of(z[:self.n_global]), self.states(z))
+
+    def residuals_at(self, u: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """Data residuals of every segment simulated with the normalised vector u (which
+        may hold terms this problem does not fit) from the given states."""
         n = self.seg.count
-        sims = self._run(np.repeat(u[None], n, axis=0), self.states(z), np.arange(n))
+        sims = self._run(np.repeat(u[None], n, axis=0), states, np.arange(n))
         return np.concatenate([self._segment_residual(s, sims[s]) for s in range(n)])
 
     def fun(self, z: np.ndarray) -> np.ndarray:
