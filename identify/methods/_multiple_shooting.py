@@ -260,7 +260,7 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     """
     if warm is not None:
         problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
-                                  warm.noise, extras, progress)
+                                  warm.noise, extras, progress, sched=warm.problem.sched)
         n_old = warm.problem.n_global - len(warm.extras)
         start = problem.global_start(np.ones(len(FRICTION_FREE)))
         added = dict(zip(extras, start[problem.n_global - len(extras):]))
@@ -281,7 +281,11 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     z = np.concatenate([problem.global_start(_friction_start(d, m)),
                         _segment_states(d, short).ravel()])
     n_g = problem.n_global
+    # the substeps where the simulated motion needs them: a noisy capture's own
+    # acceleration would ask for the most everywhere
+    problem.reschedule(z)
     z, _ = _lm(problem, z, np.arange(n_g, z.size), 5)
+    problem.reschedule(z)
     z, res = _lm(problem, z, np.arange(z.size), 60, sigma_tol=0.5)
     # then segments of segment_s, every few short ones merged: fewer states to absorb
     # what the model leaves out, so the residuals show it and the friction is not bent
@@ -292,6 +296,7 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
         states = problem.states(z)[keep]
         problem = ShootingProblem(d, prior, seg, sigma, extras, progress)
         z = np.concatenate([z[:n_g], states.ravel()])
+        problem.reschedule(z)
     z, res = _lm(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
     return _finish(problem, z, res, t_start)
 

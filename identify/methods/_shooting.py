@@ -16,8 +16,9 @@ Residuals, in standard deviations:
 Variables z = [rig (logs of RIG_VARIABLES, the tilt), log friction (FRICTION_FREE),
 extra terms (EXTRA_TERMS switched on), then each segment's state (theta0, theta1,
 theta0', theta1')]. The simulation takes the rig's normalised vector u
-(identify.model.NORMALISED): the Jacobian is d r/d u (finite differences, every segment
-simulated in parallel) times d u/d z (finite differences of a cheap map).
+(identify.model.NORMALISED): the Jacobian is d r/d c (forward sensitivities by the
+equations' coefficients c, every segment simulated once, in parallel) times d c/d u
+times d u/d z (the last two: central differences of cheap maps).
 """
 
 from __future__ import annotations
@@ -28,9 +29,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._progress import Progress
-from ..model import NORMALISED, PARAM_NAMES, equivalent_rigs, simulate_jobs
+from ..model import (
+    NORMALISED,
+    PARAM_NAMES,
+    coefficient_jacobian,
+    equivalent_rigs,
+    simulate_jobs,
+    simulate_jobs_sensitivity,
+)
 from ..signal import Decimated
-from ._oe_problem import LOG_BOUNDS, substep_schedule
+from ._oe_problem import LOG_BOUNDS, simulated_schedule, substep_schedule
 from ._rig_prior import RIG_VARIABLES, RigPrior
 
 __all__ = ["EXTRA_TERMS", "FRICTION_FREE", "BlockJacobian", "Segments", "ShootingProblem"]
@@ -144,21 +152,33 @@ class ShootingProblem:
 
     def __init__(self, d: Decimated, prior: RigPrior, segments: Segments, sigma: np.ndarray,
                  extras: tuple[str, ...] = (), progress: Progress | None = None,
-                 max_nfev: int = 60) -> None:
+                 max_nfev: int = 60, sched: np.ndarray | None = None) -> None:
         self.d, self.prior, self.seg = d, prior, segments
         self.sigma = np.asarray(sigma, dtype=np.float64)  # (2,) noise per joint, rad
         self.extras = tuple(extras)
         self.n_global = _W + len(FRICTION_FREE) + len(self.extras)
-        self.sched = substep_schedule(d)
+        # RK4 substeps per interval: from the measured motion until reschedule()
+        self.sched = substep_schedule(d) if sched is None else sched
         self.seg_t0 = d.t[0] + segments.start * d.h
         self.meas = [d.q[r] for r in segments.rows]
         self.n_data = 2 * sum(r.size for r in segments.rows)
         self.progress, self.max_nfev = progress, max_nfev
         self.nfev = 0
+        self.jacobian = "sensitivity"  # or "difference": see jac()
         self._cache: tuple[bytes, np.ndarray] | None = None
         # u entries any variable moves: their columns are simulated
         self.active = np.flatnonzero(np.any(self.du_dg(self.global_start(
             np.full(8, 1e-3))) != 0, axis=1))
+
+    def reschedule(self, z: np.ndarray) -> None:
+        """Take the RK4 substeps from the motion simulated at z instead of the measured one
+        (identify.methods._oe_problem.simulated_schedule)."""
+        n = self.seg.count
+        sims = self._run(np.repeat(self.u_of(z[:self.n_global])[None], n, axis=0),
+                         self.states(z), np.arange(n))
+        k = [first + np.arange(length) for first, length in zip(self.seg.start, self.seg.length)]
+        self.sched = simulated_schedule(k, sims, self.d.h, self.sched.size)
+        self._cache = None
 
     def reweigh(self, sigma: np.ndarray) -> None:
         """Weigh each joint's residuals by 1 / sigma from now on."""
@@ -276,10 +296,48 @@ class ShootingProblem:
 
     def jac(self, z: np.ndarray, r0: np.ndarray | None = None, *,
             global_columns: bool = True) -> BlockJacobian:
-        """The Jacobian at z (finite differences); without the global columns (zeros) when
-        only the states are being fitted."""
+        """The Jacobian at z, by forward sensitivities (identify.model
+        simulate_jobs_sensitivity: every segment once, in parallel); without the global
+        columns (zeros) when only the states are being fitted. With jacobian =
+        "difference", by finite differences instead (as a check, and a baseline)."""
         if r0 is None:
             r0 = self.fun(z)
+        if self.jacobian == "difference":
+            return self._jac_difference(z, r0, global_columns)
+        g = z[:self.n_global]
+        u = self.u_of(g)
+        active = self.active if global_columns else self.active[:0]
+        dc_du = coefficient_jacobian(u)[:, active]
+        cols = np.flatnonzero(np.any(dc_du != 0, axis=1))
+        rigs, frs = equivalent_rigs(u)
+        lengths = self.seg.length
+        out_offset = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        _, sens = simulate_jobs_sensitivity(
+            rigs[0], frs[0], cols.astype(np.int64), self.states(z), self.seg.start.astype(
+                np.int64), lengths.astype(np.int64), self.d.h, self.sched, out_offset,
+            int(lengths.sum()))
+        n_p = cols.size
+        sizes = [2 * r.size for r in self.seg.rows]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        j_c = np.zeros((self.n_data, n_p))
+        blocks = []
+        for s in range(self.seg.count):
+            a, b = int(offsets[s]), int(offsets[s + 1])
+            d = sens[out_offset[s] + self.seg.at[s]]  # (k, 2, n_p + 4)
+            d = d / self.sigma[None, :, None] * self.seg.weight[s][:, None, None]
+            d = d.reshape(b - a, n_p + 4)
+            j_c[a:b] = d[:, :n_p]
+            blocks.append((a, b, np.ascontiguousarray(d[:, n_p:])))
+        dense = np.zeros((r0.size, self.n_global))
+        if active.size:
+            dense[:self.n_data] = j_c @ (dc_du[cols] @ self.du_dg(g)[active])
+        dense[self.n_data:, :_W] = self.prior.jacobian()
+        return BlockJacobian(dense, blocks)
+
+    def _jac_difference(self, z: np.ndarray, r0: np.ndarray, global_columns: bool
+                        ) -> BlockJacobian:
+        """jac by forward differences: one simulation of every segment per fitted entry
+        of u, and of each segment per state entry (the check on the sensitivities)."""
         g = z[:self.n_global]
         u = self.u_of(g)
         x0 = self.states(z)

@@ -14,9 +14,12 @@ from ._base import (
 )
 from ._encoder import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
 from ._equations import (
+    N_COEFF,
     RIG_LAYOUT,
     acceleration,
+    acceleration_of,
     bias_gravity,
+    coefficients,
     extra_torque,
     friction,
     friction_torque,
@@ -48,12 +51,20 @@ from ._realism import (
     true_rig,
 )
 from ._segments import simulate_jobs
+from ._sensitivity import (
+    acceleration_derivatives,
+    coefficient_jacobian,
+    simulate_jobs_sensitivity,
+    simulate_sensitivity,
+)
 from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
 
 __all__ = [
     "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
     "normalised", "rig_quantities",
-    "simulate_jobs",
+    "simulate_jobs", "acceleration_derivatives", "coefficient_jacobian",
+    "simulate_jobs_sensitivity", "simulate_sensitivity", "N_COEFF", "acceleration_of",
+    "coefficients",
     "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
     "RIG_ERROR_FIELDS", "RIG_LAYOUT", "FrictionParams", "Realism", "RigParams",
     "Tremor", "acceleration", "bias_gravity", "encoder_counts", "encoder_quantum", "extra_torque",

@@ -74,19 +74,73 @@ def extra_torque(rig: np.ndarray, th0: float, v1: float) -> tuple[float, float]:
     return rig[14] * (th0 - rig[15]), rig[13] * abs(v1) * v1
 
 
+#: entries of the coefficient vector (coefficients()): the equations' constants for one
+#: rig and friction, computed once per simulation instead of at every evaluation
+N_COEFF = 18
+
+
+@njit(cache=True)
+def coefficients(rig: np.ndarray, fr: np.ndarray) -> np.ndarray:
+    """The constants of acceleration_of for one rig and friction (N_COEFF entries).
+
+    H11 = c0 + c3 sin^2, H12 = -c1 cos, H22 = c2; B and G from c1, c3-c6; each joint's
+    friction from Fn mu_d, Fn (mu_s - mu_d), 1/omega_t and mu_v tanh(4 Fn/Fn_t)
+    (c7-c10 arm, c11-c14 pendulum); the extra terms' k, theta0_k and c (c15-c17).
+    """
+    m1, m2, j1z, j2x, j2y, j2z = rig[0], rig[1], rig[2], rig[3], rig[4], rig[5]
+    l1, l2, L1, g, phi = rig[6], rig[7], rig[8], rig[9], rig[10]
+    c = np.empty(N_COEFF)
+    c[0] = j1z + m1 * l1 * l1 + m2 * L1 * L1 + j2z
+    c[1] = m2 * l2 * L1
+    c[2] = j2x + m2 * l2 * l2
+    c[3] = m2 * l2 * l2 + j2y - j2z
+    sp = math.sin(phi)
+    c[4] = g * sp * (m1 * l1 + m2 * L1)
+    c[5] = g * sp * m2 * l2
+    c[6] = m2 * g * l2 * math.cos(phi)
+    for j in range(2):
+        fn = rig[11 + j]
+        mu_d, mu_s, mu_v, omega_t, fn_t = fr[5 * j], fr[5 * j + 1], fr[5 * j + 2], \
+            fr[5 * j + 3], fr[5 * j + 4]
+        c[7 + 4 * j] = fn * mu_d
+        c[8 + 4 * j] = fn * (mu_s - mu_d)
+        c[9 + 4 * j] = 1.0 / omega_t
+        c[10 + 4 * j] = mu_v * math.tanh(4.0 * fn / fn_t)
+    c[15], c[16], c[17] = rig[14], rig[15], rig[13]
+    return c
+
+
+@njit(cache=True)
+def _friction_of(c: np.ndarray, k: int, v: float) -> float:
+    """friction_torque with its constants from c[k:k + 4]."""
+    r = v * c[k + 2]
+    d = 0.25 * r * r + 0.75
+    return c[k] * math.tanh(4.0 * r) + c[k + 1] * r / (d * d) + c[k + 3] * v
+
+
+@njit(cache=True)
+def acceleration_of(c: np.ndarray, th0: float, th1: float, v0: float, v1: float
+                    ) -> tuple[float, float]:
+    """q'' = H^-1 (Q - B - G) from the coefficient vector c (coefficients())."""
+    s, co = math.sin(th1), math.cos(th1)
+    s0, c0 = math.sin(th0), math.cos(th0)
+    h11 = c[0] + c[3] * s * s
+    h12 = -c[1] * co
+    h22 = c[2]
+    sc = c[3] * s * co
+    bg0 = 2.0 * sc * v0 * v1 + c[1] * s * v1 * v1 + c[4] * s0 - c[5] * s * c0
+    bg1 = -sc * v0 * v0 + c[6] * s - c[5] * s0 * co
+    r0 = -_friction_of(c, 7, v0) - bg0 - c[15] * (th0 - c[16])
+    r1 = -_friction_of(c, 11, v1) - bg1 - c[17] * abs(v1) * v1
+    det = h11 * h22 - h12 * h12
+    return (h22 * r0 - h12 * r1) / det, (h11 * r1 - h12 * r0) / det
+
+
 @njit(cache=True)
 def acceleration(rig: np.ndarray, fr: np.ndarray, th0: float, th1: float, v0: float,
                  v1: float) -> tuple[float, float]:
     """q'' = H^-1 (Q - B - G)."""
-    h11, h12, h22 = mass_matrix(rig, th1)
-    bg0, bg1 = bias_gravity(rig, th0, th1, v0, v1)
-    f0 = friction_torque(v0, rig[11], fr[0], fr[1], fr[2], fr[3], fr[4])
-    f1 = friction_torque(v1, rig[12], fr[5], fr[6], fr[7], fr[8], fr[9])
-    e0, e1 = extra_torque(rig, th0, v1)
-    r0 = -f0 - bg0 - e0
-    r1 = -f1 - bg1 - e1
-    det = h11 * h22 - h12 * h12
-    return (h22 * r0 - h12 * r1) / det, (h11 * r1 - h12 * r0) / det
+    return acceleration_of(coefficients(rig, fr), th0, th1, v0, v1)
 
 
 @njit(cache=True)

@@ -10,23 +10,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._equations import acceleration, total_energy
+from ._equations import acceleration_of, coefficients, total_energy
 from ._params import FrictionParams, RigParams
 
 
 @njit(cache=True)
-def _rk4_step(rig: np.ndarray, fr: np.ndarray, x: np.ndarray, dt: float) -> None:
-    """One classic RK4 step of x = (theta0, theta1, theta0', theta1') in place."""
-    a0, a1 = acceleration(rig, fr, x[0], x[1], x[2], x[3])
+def _rk4_step(c: np.ndarray, x: np.ndarray, dt: float) -> None:
+    """One classic RK4 step of x = (theta0, theta1, theta0', theta1') in place; c: the
+    equations' coefficients (identify.model._equations.coefficients)."""
+    a0, a1 = acceleration_of(c, x[0], x[1], x[2], x[3])
     k1 = (x[2], x[3], a0, a1)
     h = 0.5 * dt
-    a0, a1 = acceleration(rig, fr, x[0] + h * k1[0], x[1] + h * k1[1],
+    a0, a1 = acceleration_of(c, x[0] + h * k1[0], x[1] + h * k1[1],
                           x[2] + h * k1[2], x[3] + h * k1[3])
     k2 = (x[2] + h * k1[2], x[3] + h * k1[3], a0, a1)
-    a0, a1 = acceleration(rig, fr, x[0] + h * k2[0], x[1] + h * k2[1],
+    a0, a1 = acceleration_of(c, x[0] + h * k2[0], x[1] + h * k2[1],
                           x[2] + h * k2[2], x[3] + h * k2[3])
     k3 = (x[2] + h * k2[2], x[3] + h * k2[3], a0, a1)
-    a0, a1 = acceleration(rig, fr, x[0] + dt * k3[0], x[1] + dt * k3[1],
+    a0, a1 = acceleration_of(c, x[0] + dt * k3[0], x[1] + dt * k3[1],
                           x[2] + dt * k3[2], x[3] + dt * k3[3])
     k4 = (x[2] + dt * k3[2], x[3] + dt * k3[3], a0, a1)
     for i in range(4):
@@ -44,12 +45,13 @@ def simulate_rk4(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, dt: float, n_o
     out = np.empty((n_out, 4))
     energy = np.empty(n_out)
     x = x0.copy()
+    c = coefficients(rig, fr)
     for k in range(n_out):
         out[k, :] = x
         energy[k] = total_energy(rig, x[0], x[1], x[2], x[3])
         if k + 1 < n_out:
             for _ in range(substeps):
-                _rk4_step(rig, fr, x, dt)
+                _rk4_step(c, x, dt)
     return out, energy
 
 
@@ -81,11 +83,12 @@ def simulate_scheduled(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: floa
     n_out = substeps.shape[0]
     out = np.empty((n_out, 2))
     x = x0.copy()
+    c = coefficients(rig, fr)
     lead = t_first - t0
     if lead > 0.0:
         ns = substeps[0]
         for _ in range(ns):
-            _rk4_step(rig, fr, x, lead / ns)
+            _rk4_step(c, x, lead / ns)
     for k in range(n_out):
         out[k, 0] = x[0]
         out[k, 1] = x[1]
@@ -93,7 +96,7 @@ def simulate_scheduled(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: floa
             ns = substeps[k]
             dt = h / ns
             for _ in range(ns):
-                _rk4_step(rig, fr, x, dt)
+                _rk4_step(c, x, dt)
     return out
 
 
