@@ -150,6 +150,9 @@ class BlockJacobian:
 class ShootingProblem:
     """Residuals and Jacobian of one capture's multiple-shooting fit (see module)."""
 
+    #: how jac() differentiates: "sensitivity", or "difference" (a check and a baseline)
+    jacobian: str = "sensitivity"
+
     def __init__(self, d: Decimated, prior: RigPrior, segments: Segments, sigma: np.ndarray,
                  extras: tuple[str, ...] = (), progress: Progress | None = None,
                  max_nfev: int = 60, sched: np.ndarray | None = None) -> None:
@@ -164,7 +167,6 @@ class ShootingProblem:
         self.n_data = 2 * sum(r.size for r in segments.rows)
         self.progress, self.max_nfev = progress, max_nfev
         self.nfev = 0
-        self.jacobian = "sensitivity"  # or "difference": see jac()
         self._cache: tuple[bytes, np.ndarray] | None = None
         # u entries any variable moves: their columns are simulated
         self.active = np.flatnonzero(np.any(self.du_dg(self.global_start(

@@ -1,0 +1,102 @@
+"""How long the recommended estimator takes on a 35 s capture, warm and in a fresh process.
+
+The goal (issue: identification on a real rig): at most 2 s warm for a 35 s capture on
+this 2-core machine, with everything the estimator does (release, segments, rig prior,
+the drag score test and any extra model it asks for, intervals); the first
+identification in a fresh process adds at most 2 s (numba loading its on-disk caches).
+
+Printed per capture (bench_real_rig.py's cases, 35 s): the warm time (median of
+--repeat after one warm-up) with the Jacobian from forward sensitivities, the same with
+the finite-difference Jacobian as a baseline measured in this run, and their ratio.
+Then a fresh process: its first identification against its second (caches on disk), and
+once with an empty cache (what the first run after an install pays).
+
+    python bench/bench_speed.py [--cases ideal,hand,tableV,drag,cad] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_real_rig import CASES, capture
+
+from identify import identify
+from identify.methods._shooting import ShootingProblem
+
+GOAL_WARM_S, GOAL_FIRST_EXTRA_S = 2.0, 2.0
+
+_FRESH = """
+import sys, time
+sys.path.insert(0, {bench!r})
+t0 = time.perf_counter()
+from bench_real_rig import capture
+from identify import identify
+m = capture("ideal", 35.0).measurement
+t1 = time.perf_counter()
+identify(m, "shooting")
+t2 = time.perf_counter()
+identify(m, "shooting")
+t3 = time.perf_counter()
+print(t1 - t0, t2 - t1, t3 - t2)
+"""
+
+
+def _warm(m, repeat: int) -> float:
+    identify(m, "shooting")
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        identify(m, "shooting")
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def _fresh(cache_dir: str | None) -> tuple[float, float, float]:
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    out = subprocess.run([sys.executable, "-c", _FRESH.format(bench=str(Path(__file__).parent))],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    imports, first, second = (float(x) for x in out.split())
+    return imports, first, second
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default="ideal,hand,tableV,drag,cad")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    print(f"shooting on 35 s captures, warm: median of {args.repeat}; goal {GOAL_WARM_S:g} s")
+    print(f"{'case':<8} {'sensitivity s':>13} {'differences s':>13} {'ratio':>6}  the capture has")
+    worst = 0.0
+    for name in args.cases.split(","):
+        m = capture(name, 35.0).measurement
+        ShootingProblem.jacobian = "sensitivity"
+        fast = _warm(m, args.repeat)
+        ShootingProblem.jacobian = "difference"
+        slow = _warm(m, args.repeat)
+        ShootingProblem.jacobian = "sensitivity"
+        worst = max(worst, fast)
+        print(f"{name:<8} {fast:>13.2f} {slow:>13.2f} {slow / fast:>5.1f}x  {CASES[name][0]}",
+              flush=True)
+    print(f"slowest warm: {worst:.2f} s ({'within' if worst <= GOAL_WARM_S else 'ABOVE'} "
+          f"the {GOAL_WARM_S:g} s goal)")
+    imports, first, second = _fresh(None)
+    print(f"fresh process, caches on disk: imports {imports:.2f} s, first identification "
+          f"{first:.2f} s, second {second:.2f} s: the first adds {first - second:.2f} s "
+          f"(goal {GOAL_FIRST_EXTRA_S:g} s)")
+    with tempfile.TemporaryDirectory() as empty:
+        imports, first, second = _fresh(empty)
+    print(f"fresh process, empty cache (after an install): first identification {first:.2f} s,"
+          f" second {second:.2f} s: compiling adds {first - second:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
