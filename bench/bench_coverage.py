@@ -21,7 +21,11 @@ quantities within 2 %; the coverage of the 95 % intervals of every parameter rep
 identified; and any interval narrower than +-1 % that misses.
 
     python bench/bench_coverage.py [--captures 60] [--duration 35] [--seed 1]
-                                   [--method shooting|grey-box|...]
+                                   [--method shooting|grey-box|...] [--figure PNG]
+
+--figure draws identified against true values, with the 95 % intervals, for the main
+friction parameters and the rig quantities a free decay identifies (docs/ holds the one
+the README shows).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from identify.signal import SyntheticCapture, random_realistic_capture
 
 NOMINAL = RigParams()
 MAIN = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
+FIGURE_RIG = ("tilt_deg", "reduced_length", "L1", "m2_l2")
 
 
 @dataclass
@@ -52,6 +57,9 @@ class Tally:
     narrow_misses: list[str] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     worst: dict[str, float] = field(default_factory=dict)
+    #: name -> (truth, value or assumed, ci low, ci high, reported identifiable) per capture
+    points: dict[str, list[tuple[float, float, float, float, bool]]] = field(
+        default_factory=dict)
 
     def add(self, cap: SyntheticCapture, r: IdentificationResult) -> None:
         self.n += 1
@@ -73,6 +81,12 @@ class Tally:
         self.rig_ok += int(max(rig_err.values()) <= 0.02)
         for k, e in rig_err.items():
             self.worst[k] = max(self.worst.get(k, 0.0), e)
+        for name in (*MAIN, *FIGURE_RIG):
+            est = r.parameters[name] if name in MAIN else r.rig[name]
+            v = est.value if est.value is not None else (est.assumed or math.nan)
+            lo, hi = est.ci95 if est.ci95 is not None else (math.nan, math.nan)
+            true_v = truth[name] if name in MAIN else rig_true[name]
+            self.points.setdefault(name, []).append((true_v, v, lo, hi, est.identifiable))
         for name, p in r.parameters.items():
             if p.identifiable and p.ci95 is not None:
                 self._hit(name, p.ci95, truth[name], p.value or 0.0)
@@ -94,6 +108,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--method", default="shooting", choices=list(METHODS),
                     help="the estimator (grey-box: the baseline on the same captures)")
+    ap.add_argument("--figure", help="write identified against true values to this PNG")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     tally = Tally()
@@ -132,6 +147,46 @@ def main() -> None:
     print(f"intervals narrower than +-1 % that missed: {len(tally.narrow_misses)}")
     for line in tally.narrow_misses:
         print(f"  {line}")
+    if args.figure:
+        _figure(tally, args.figure, f"{n} realistic captures, {args.method}")
+        print(f"figure: {args.figure}")
+
+
+def _figure(tally: Tally, path: str, title: str) -> None:
+    """Identified against true, one panel per quantity: 95 % intervals as bars, the
+    captures where it was reported not identifiable as hollow marks at its assumed value."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [*MAIN, *FIGURE_RIG]
+    fig, axes = plt.subplots(2, 4, figsize=(13, 6.6))
+    for ax, name in zip(axes.ravel(), names):
+        pts = np.array([p[:4] for p in tally.points.get(name, [])], dtype=float)
+        ok = np.array([p[4] for p in tally.points.get(name, [])], dtype=bool)
+        if pts.size == 0:
+            continue
+        true_v, v, lo, hi = pts.T
+        err = np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)])
+        ax.errorbar(true_v[ok], v[ok], yerr=err[:, ok], fmt="o", ms=3, lw=0.8,
+                    color="tab:blue", label="identified (95 % interval)")
+        if (~ok).any():
+            ax.plot(true_v[~ok], v[~ok], "o", ms=4, mfc="none", color="tab:red",
+                    label="reported not identifiable")
+        span = np.array([np.nanmin(true_v), np.nanmax(true_v)])
+        ax.plot(span, span, "k-", lw=0.6)
+        if name in MAIN:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("true", fontsize=8)
+        ax.set_ylabel("identified", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

@@ -202,8 +202,10 @@ def _lm(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter: int
     # a factor e^0.5 for a log, 0.2 rad for an angle, 2 rad/s for a velocity per step
     component = (free - n_g) % 4
     max_step = np.where(free < n_g, 0.5, np.where(component < 2, 0.2, 2.0))
+    # residuals are in standard deviations: a chi^2 drop below sigma_tol is a step of
+    # about sqrt(sigma_tol) standard errors, as little as the per-parameter rule allows
     res = levenberg_marquardt(fun, jac, z[free], (lo[free], hi[free]), max_iter=max_iter,
-                              max_step=max_step, sigma_tol=sigma_tol)
+                              max_step=max_step, sigma_tol=sigma_tol, chi2_tol=sigma_tol)
     z = full(res.x)
     if globals_free:
         z = _settle_prior(problem, z)

@@ -165,6 +165,15 @@ class ShootingProblem:
         self.seg_t0 = d.t[0] + segments.start * d.h
         self.meas = [d.q[r] for r in segments.rows]
         self.n_data = 2 * sum(r.size for r in segments.rows)
+        # every fitted sample at once: its row in the segments' stacked simulation (each
+        # segment's rows at out_offset), its measurement and its weight
+        lengths = segments.length.astype(np.int64)
+        self.out_offset = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        self._pick = np.concatenate([o + at for o, at in zip(self.out_offset, segments.at)])
+        self._meas_all = np.concatenate(self.meas)
+        self._w_all = np.concatenate(segments.weight)
+        self._row_offsets = np.concatenate([[0], np.cumsum([2 * r.size for r in segments.rows])
+                                            ]).astype(np.int64)
         self.progress, self.max_nfev = progress, max_nfev
         self.nfev = 0
         self._cache: tuple[bytes, np.ndarray] | None = None
@@ -280,9 +289,14 @@ class ShootingProblem:
     def residuals_at(self, u: np.ndarray, states: np.ndarray) -> np.ndarray:
         """Data residuals of every segment simulated with the normalised vector u (which
         may hold terms this problem does not fit) from the given states."""
+        rigs, frs = equivalent_rigs(u)
         n = self.seg.count
-        sims = self._run(np.repeat(u[None], n, axis=0), states, np.arange(n))
-        return np.concatenate([self._segment_residual(s, sims[s]) for s in range(n)])
+        sim = simulate_jobs(np.repeat(rigs, n, axis=0), np.repeat(frs, n, axis=0), states,
+                            np.arange(n, dtype=np.int64), self.seg_t0,
+                            self.seg.start.astype(np.int64), self.seg.length.astype(np.int64),
+                            self.d.h, self.sched, self.out_offset, int(self.seg.length.sum()))
+        r = (sim[self._pick] - self._meas_all) / self.sigma * self._w_all[:, None]
+        return r.ravel()
 
     def fun(self, z: np.ndarray) -> np.ndarray:
         key = z.tobytes()
@@ -312,24 +326,17 @@ class ShootingProblem:
         dc_du = coefficient_jacobian(u)[:, active]
         cols = np.flatnonzero(np.any(dc_du != 0, axis=1))
         rigs, frs = equivalent_rigs(u)
-        lengths = self.seg.length
-        out_offset = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         _, sens = simulate_jobs_sensitivity(
-            rigs[0], frs[0], cols.astype(np.int64), self.states(z), self.seg.start.astype(
-                np.int64), lengths.astype(np.int64), self.d.h, self.sched, out_offset,
-            int(lengths.sum()))
+            rigs[0], frs[0], cols.astype(np.int64), self.states(z),
+            self.seg.start.astype(np.int64), self.seg.length.astype(np.int64), self.d.h,
+            self.sched, self.out_offset, int(self.seg.length.sum()))
         n_p = cols.size
-        sizes = [2 * r.size for r in self.seg.rows]
-        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        j_c = np.zeros((self.n_data, n_p))
-        blocks = []
-        for s in range(self.seg.count):
-            a, b = int(offsets[s]), int(offsets[s + 1])
-            d = sens[out_offset[s] + self.seg.at[s]]  # (k, 2, n_p + 4)
-            d = d / self.sigma[None, :, None] * self.seg.weight[s][:, None, None]
-            d = d.reshape(b - a, n_p + 4)
-            j_c[a:b] = d[:, :n_p]
-            blocks.append((a, b, np.ascontiguousarray(d[:, n_p:])))
+        d = sens[self._pick] / self.sigma[None, :, None] * self._w_all[:, None, None]
+        d = d.reshape(self.n_data, n_p + 4)
+        j_c = d[:, :n_p]
+        off = self._row_offsets
+        blocks = [(int(off[s]), int(off[s + 1]), d[off[s]:off[s + 1], n_p:])
+                  for s in range(self.seg.count)]
         dense = np.zeros((r0.size, self.n_global))
         if active.size:
             dense[:self.n_data] = j_c @ (dc_du[cols] @ self.du_dg(g)[active])

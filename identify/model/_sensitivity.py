@@ -116,16 +116,18 @@ def _derivative(c: np.ndarray, cols: np.ndarray, x: np.ndarray, sens: np.ndarray
     a0, a1 = acceleration_derivatives(c, x[0], x[1], x[2], x[3], da, work)
     dx[0], dx[1], dx[2], dx[3] = x[2], x[3], a0, a1
     n_p = cols.shape[0]
-    for col in range(sens.shape[1]):
+    m = sens.shape[1]
+    # loops over the columns innermost: contiguous, so they vectorise
+    for col in range(m):
         dsens[0, col] = sens[2, col]
         dsens[1, col] = sens[3, col]
-        for j in range(2):
-            acc = 0.0
-            for i in range(4):
-                acc += da[j, i] * sens[i, col]
-            if col < n_p:
-                acc += da[j, 4 + cols[col]]
-            dsens[2 + j, col] = acc
+    for j in range(2):
+        d0, d1, d2, d3 = da[j, 0], da[j, 1], da[j, 2], da[j, 3]
+        for col in range(m):
+            dsens[2 + j, col] = (d0 * sens[0, col] + d1 * sens[1, col] + d2 * sens[2, col]
+                                 + d3 * sens[3, col])
+        for col in range(n_p):
+            dsens[2 + j, col] += da[j, 4 + cols[col]]
 
 
 @njit(cache=True)
@@ -135,10 +137,19 @@ def simulate_sensitivity(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: flo
     simulate_scheduled) and their derivatives (n, 2, P + 4): by the P coefficients
     c[cols], then by the 4 entries of x0."""
     n_out = substeps.shape[0]
+    out = np.empty((n_out, 2))
+    d_out = np.empty((n_out, 2, cols.shape[0] + 4))
+    _sensitivity_into(c, cols, x0, h, substeps, out, d_out)
+    return out, d_out
+
+
+@njit(cache=True)
+def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
+                      substeps: np.ndarray, out: np.ndarray, d_out: np.ndarray) -> None:
+    """simulate_sensitivity, written into out and d_out (views of a stacked result)."""
+    n_out = substeps.shape[0]
     n_p = cols.shape[0]
     m = n_p + 4
-    out = np.empty((n_out, 2))
-    d_out = np.empty((n_out, 2, m))
     x = x0.copy()
     sens = np.zeros((4, m))
     for i in range(4):
@@ -171,7 +182,6 @@ def simulate_sensitivity(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: flo
                 for col in range(m):
                     sens[i, col] += dt / 6.0 * (ks[0, i, col] + 2.0 * ks[1, i, col]
                                                 + 2.0 * ks[2, i, col] + ks[3, i, col])
-    return out, d_out
 
 
 @njit(cache=True, parallel=True)
@@ -187,9 +197,8 @@ def simulate_jobs_sensitivity(rig: np.ndarray, fr: np.ndarray, cols: np.ndarray,
     d_out = np.empty((total, 2, m))
     for s in prange(x0s.shape[0]):
         sched = substeps[seg_first[s]:seg_first[s] + seg_len[s]]
-        q, dq = simulate_sensitivity(c, cols, x0s[s], h, sched)
-        out[out_offset[s]:out_offset[s] + seg_len[s]] = q
-        d_out[out_offset[s]:out_offset[s] + seg_len[s]] = dq
+        a, b = out_offset[s], out_offset[s] + seg_len[s]
+        _sensitivity_into(c, cols, x0s[s], h, sched, out[a:b], d_out[a:b])
     return out, d_out
 
 

@@ -11,7 +11,11 @@ problems", sec. 2.2); steps are projected onto box bounds.
 
 Stopping is statistical: when no parameter moves by more than `sigma_tol` of its own
 standard error sqrt(s^2 [(J^T J)^-1]_ii), further iterations cannot change what the
-result reports.
+result reports. With residuals in standard deviations (cost = chi^2 / 2), `chi2_tol`
+also stops when an accepted step lowers chi^2 by less than it: a drop of delta moves
+the estimate by about sqrt(delta) standard errors along the step, which a parameter
+in a curved, flat valley (a Stribeck pair) can otherwise keep doing for dozens of
+iterations while its linearised standard error stays tiny.
 """
 
 from __future__ import annotations
@@ -53,7 +57,8 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
                         jac: Callable[[np.ndarray, np.ndarray], Any], x0: np.ndarray,
                         bounds: tuple[np.ndarray, np.ndarray], *, sigma_tol: float = 0.05,
                         ftol: float = 1e-12, max_iter: int = 150, lam0: float = 1e-6,
-                        max_step: np.ndarray | None = None) -> LMResult:
+                        max_step: np.ndarray | None = None,
+                        chi2_tol: float | None = None) -> LMResult:
     """Minimise 0.5 ||fun(x)||^2 within bounds. jac(x, r) returns d r / d x at x: an array,
     or a JacobianOperator (only its normal equations are used).
 
@@ -110,6 +115,9 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
         njev += 1
         if drop <= ftol * cost:
             message, success = "relative cost reduction below ftol", True
+            break
+        if chi2_tol is not None and 2.0 * drop < chi2_tol:
+            message, success = f"chi^2 drop below {chi2_tol:g}", True
             break
     return LMResult(x=x, fun=r, jac=j, cost=cost, nfev=nfev, njev=njev, success=success,
                     message=message)
