@@ -25,7 +25,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from identify import FrictionParams, RigParams
+from identify import DEFAULT_METHOD, FrictionParams, RigParams
 from identify.model import Realism
 from identify.reference import TABLE_III_TRUTH
 
@@ -120,7 +120,8 @@ class SimConfig(_Section):
 
 
 class IdentifyConfig(_Section):
-    method: str = Field("grey-box", description="identification method run on each capture")
+    method: str = Field(DEFAULT_METHOD,
+                        description="identification method run on each capture")
     offload: bool = Field(
         False, description="send each capture as a job to a ready `hilrig worker` instead of "
                            "identifying it here (needs an MQTT v5 broker)")

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from identify import METHODS
+from identify import DEFAULT_METHOD, METHODS
 
 from ..config import MAX_NESTING, first_error, json_nesting, one_line
 from ._topics import Topics
@@ -51,7 +51,7 @@ class Empty(Request):
 class IdentifyRequest(Request):
     capture_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$",
                             description="an archived capture, by id (never a path)")
-    method: str = "grey-box"
+    method: str = DEFAULT_METHOD
 
     @field_validator("method")
     @classmethod

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from identify import METHODS
+from identify import DEFAULT_METHOD, METHODS
 
 from ..config import first_error
 from ..storage import SessionRow
@@ -60,7 +60,7 @@ class SessionPlan(BaseModel):
         60.0, gt=0, le=86_400, description="release request to motion, else a timeout")
     on_timeout: Literal["continue", "stop"] = "continue"
     max_consecutive_timeouts: int = Field(3, ge=1, le=1000)
-    methods: list[str] = Field(default_factory=lambda: ["grey-box"], min_length=1)
+    methods: list[str] = Field(default_factory=lambda: [DEFAULT_METHOD], min_length=1)
     max_consecutive_failures: int = Field(
         3, ge=1, le=1000, description="captures failing in a row (file or identification) "
                                       "that stop the session: a read-only or broken archive")

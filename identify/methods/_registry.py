@@ -29,16 +29,17 @@ class Method(Protocol):
 
 
 METHODS: dict[str, Method] = {
-    GREY_BOX: identify_grey_box,  # the recommended estimator
+    GREY_BOX: identify_grey_box,  # friction alone, the rig held at the values it is told
     OUTPUT_ERROR: identify_output_error,
     REGRESSION: identify_regression,  # seed 002
     UAS: identify_uas,  # seed 000
     INTEGRAL: identify_integral,  # seed 004
     SIMPLEX: identify_simplex,  # seed 003's optimiser on the output-error problem
-    # friction and rig jointly by multiple shooting, the release as it happens
+    # the recommended estimator: friction and rig jointly by multiple shooting, the
+    # release as it happens, the extra terms the data ask for
     SHOOTING: identify_multiple_shooting,
 }
-DEFAULT_METHOD = GREY_BOX
+DEFAULT_METHOD = SHOOTING
 
 
 def identify(m: Measurement, method: str = DEFAULT_METHOD,
