@@ -23,6 +23,7 @@ from daq.acquisition import Capture
 from daq.cli import main
 from daq.storage import read_capture, write_capture_h5
 from identify import (
+    DEFAULT_METHOD,
     PARAM_NAMES,
     TABLE_III_TRUTH,
     FrictionParams,
@@ -139,7 +140,7 @@ def test_result_json_has_the_documented_shape(table3):
     result = json.loads(ident.stdout)
     assert set(result) == RESULT_KEYS
     assert result["schema"] == "hilrig.result/1"
-    assert result["method"] == "grey-box"
+    assert result["method"] == DEFAULT_METHOD
     assert result["capture_id"] == "table3"
     assert list(result["parameters"]) == list(PARAM_NAMES)
     for name, p in result["parameters"].items():
@@ -153,7 +154,8 @@ def test_result_json_has_the_documented_shape(table3):
             assert p["value"] is None and p["note"]
             assert p["assumed"] is not None
             assert p["assumed"] > 0
-            assert p["note"].startswith("not identifiable")
+            # "not identifiable: ...", or "estimated, not identified with confidence: ..."
+            assert "not identif" in p["note"]
     assert set(result["fit_percent"]) == {"arm", "pendulum"}
     assert result["compute_seconds"] > 0
     assert result["normalized_compute_time"] == pytest.approx(

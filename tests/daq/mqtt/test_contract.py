@@ -16,6 +16,7 @@ import pytest
 from daq.acquisition import TelemetryDecimator
 from daq.mqtt.schemas import SCHEMA_DIR, generate, schema_file
 from drivers import SampleBlock
+from identify import DEFAULT_METHOD
 
 BROKER = ("127.0.0.1", 1883)
 
@@ -111,7 +112,7 @@ def test_every_message_of_a_three_capture_session_validates_against_its_schema(t
             docs.setdefault(msg["capture_id"], []).append(msg["document"])
             assert msg["session_id"] and msg["seq"] in (1, 2, 3)
         if kind == "result" and topic.split("/")[3] != "latest":
-            assert msg["msg_id"].startswith(f"result/{msg['capture_id']}/grey-box/")
+            assert msg["msg_id"].startswith(f"result/{msg['capture_id']}/{DEFAULT_METHOD}/")
     assert {"status", "capture", "result", "session", "telemetry"} <= set(seen)
     assert len(docs) == 3
     for documents in docs.values():  # start, a progress a second at most, stop

@@ -20,6 +20,7 @@ from daq.mqtt import CommandRouter
 from daq.runtime import PlainRun
 from daq.storage import read_capture
 from drivers.sim import SimulatedRig
+from identify import DEFAULT_METHOD
 
 BROKER = ("127.0.0.1", 1883)
 
@@ -162,7 +163,7 @@ def test_any_mqtt_client_sees_status_capture_result_and_offline_after_kill(tmp_p
             doc = json.loads(payload)
             kind = topic.split("/")[2]
             seen.setdefault(kind if kind != "result" else "/".join(topic.split("/")[2:4]), doc)
-            if kind == "result" and topic.endswith("/grey-box"):
+            if kind == "result" and topic.endswith(f"/{DEFAULT_METHOD}"):
                 break
         status = seen["status"]
         assert status["schema"].startswith("hilrig.status/") and status["rig_id"] == rig_id
@@ -172,7 +173,7 @@ def test_any_mqtt_client_sees_status_capture_result_and_offline_after_kill(tmp_p
                       and k != "result/latest")
         assert result["schema"] == "hilrig.result/1" and result["rig_id"] == rig_id
         assert result["capture_id"] == capture["capture_id"]
-        assert result["method"] == "grey-box"
+        assert result["method"] == DEFAULT_METHOD
         assert min(result["fit_percent"].values()) > 99.5
         assert result["parameters"]["Fn_t0"]["identifiable"] is False
 

@@ -22,7 +22,7 @@ from daq.mqtt import Courier
 from daq.runtime import PlanError, SessionPlan, SessionRun, SimReleaser, load_plan, new_session_id
 from daq.storage import Catalog, Outbox, read_capture
 from drivers.sim import SimulatedRig
-from identify import PARAM_NAMES
+from identify import DEFAULT_METHOD, PARAM_NAMES
 
 BROKER = "mqtt://127.0.0.1:1883"
 POSE = (0.0, 30.0)  # a 20 s decay: short captures keep the 20-capture session quick
@@ -104,7 +104,7 @@ def test_twenty_captures_are_archived_identified_cataloged_and_published(twenty)
     for r in results:  # the result JSON sits beside its capture
         assert json.loads(Path(r.path).read_text())["capture_id"] == r.capture_id
     assert sorted(got) == sorted(f"hilrig/{runner.settings.mqtt.rig_id}/result/"
-                                 f"{c.capture_id}/grey-box" for c in caps)
+                                 f"{c.capture_id}/{DEFAULT_METHOD}" for c in caps)
     assert sessions[-1]["state"] == "done" and sessions[-1]["done"] == 20
     assert any(e.endswith("capture 20/20: release from (0.0, 30.0) deg requested")
                for e in events)

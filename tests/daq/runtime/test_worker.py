@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from daq.storage import Catalog
+from identify import DEFAULT_METHOD
 
 HILRIG = [sys.executable, "-m", "daq.cli"]
 
@@ -43,7 +44,7 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
         def a_mid_job():
             text = logs["a"].read_text()
             started = re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M)
-            finished = re.findall(r"^job (\S+): grey-box done", text, re.M)
+            finished = re.findall(rf"^job (\S+): {DEFAULT_METHOD} done", text, re.M)
             if finished and len(started) > len(finished):
                 return started[-1]
             return None
@@ -64,8 +65,8 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
         results = cat.results(session_id=sid)
         # exactly one result per capture and method, each from a worker's job
         assert sorted(r.capture_id for r in results) == sorted(c.capture_id for c in caps)
-        assert all(r.result_key == f"job/{r.capture_id}/grey-box" for r in results)
-    done = {k: len(re.findall(r": grey-box done", logs[k].read_text())) for k in "ab"}
+        assert all(r.result_key == f"job/{r.capture_id}/{DEFAULT_METHOD}" for r in results)
+    done = {k: len(re.findall(rf": {DEFAULT_METHOD} done", logs[k].read_text())) for k in "ab"}
     assert done["a"] >= 1 and done["b"] >= 1, done  # each did some
     # the job the killed worker held went to the other after the timeout
     assert re.search(rf"^job {victim} \(attempt [2-9]\): identifying", logs["b"].read_text(),
