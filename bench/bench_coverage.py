@@ -183,9 +183,16 @@ def _figure(tally: Tally, path: str, title: str) -> None:
         ax.set_xlabel("true", fontsize=8)
         ax.set_ylabel("identified", fontsize=8)
         ax.tick_params(labelsize=7)
-    axes[0, 0].legend(fontsize=7, loc="upper left")
+    from matplotlib.lines import Line2D
+
+    fig.legend(handles=[
+        Line2D([], [], marker="o", ms=3, ls="-", lw=0.8, color="tab:blue",
+               label="identified, with its 95 % interval"),
+        Line2D([], [], marker="o", ms=4, ls="", mfc="none", color="tab:red",
+               label="reported not identifiable (at its estimate)")],
+        loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
 
 

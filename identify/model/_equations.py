@@ -119,17 +119,22 @@ def _friction_of(c: np.ndarray, k: int, v: float) -> float:
 
 
 @njit(cache=True)
+def mass_and_bias(c: np.ndarray, th0: float, th1: float, v0: float, v1: float
+                  ) -> tuple[float, float, float, float, float]:
+    """H11, H12, H22 and B + G per joint from the coefficient vector c."""
+    s, co = math.sin(th1), math.cos(th1)
+    sc = c[3] * s * co
+    s0, c0 = math.sin(th0), math.cos(th0)
+    bg0 = 2.0 * sc * v0 * v1 + c[1] * s * v1 * v1 + c[4] * s0 - c[5] * s * c0
+    bg1 = -sc * v0 * v0 + c[6] * s - c[5] * s0 * co
+    return c[0] + c[3] * s * s, -c[1] * co, c[2], bg0, bg1
+
+
+@njit(cache=True)
 def acceleration_of(c: np.ndarray, th0: float, th1: float, v0: float, v1: float
                     ) -> tuple[float, float]:
     """q'' = H^-1 (Q - B - G) from the coefficient vector c (coefficients())."""
-    s, co = math.sin(th1), math.cos(th1)
-    s0, c0 = math.sin(th0), math.cos(th0)
-    h11 = c[0] + c[3] * s * s
-    h12 = -c[1] * co
-    h22 = c[2]
-    sc = c[3] * s * co
-    bg0 = 2.0 * sc * v0 * v1 + c[1] * s * v1 * v1 + c[4] * s0 - c[5] * s * c0
-    bg1 = -sc * v0 * v0 + c[6] * s - c[5] * s0 * co
+    h11, h12, h22, bg0, bg1 = mass_and_bias(c, th0, th1, v0, v1)
     r0 = -_friction_of(c, 7, v0) - bg0 - c[15] * (th0 - c[16])
     r1 = -_friction_of(c, 11, v1) - bg1 - c[17] * abs(v1) * v1
     det = h11 * h22 - h12 * h12

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._base import equivalent_rigs
-from ._equations import N_COEFF, coefficients
+from ._equations import N_COEFF, coefficients, mass_and_bias
 
 __all__ = ["acceleration_derivatives", "coefficient_jacobian", "simulate_jobs_sensitivity",
            "simulate_sensitivity"]
@@ -55,14 +55,11 @@ def acceleration_derivatives(c: np.ndarray, th0: float, th1: float, v0: float, v
     With H q'' = r: dq'' = H^-1 (dr - dH q''), each direction's dr and dH by hand from
     acceleration_of's formulas.
     """
+    h11, h12, h22, bg0, bg1 = mass_and_bias(c, th0, th1, v0, v1)
+    # the trigonometry again for the derivatives (cheap beside the rest)
     s, co = math.sin(th1), math.cos(th1)
     s0, c0 = math.sin(th0), math.cos(th0)
-    h11 = c[0] + c[3] * s * s
-    h12 = -c[1] * co
-    h22 = c[2]
     sc = c[3] * s * co
-    bg0 = 2.0 * sc * v0 * v1 + c[1] * s * v1 * v1 + c[4] * s0 - c[5] * s * c0
-    bg1 = -sc * v0 * v0 + c[6] * s - c[5] * s0 * co
     work[:, :] = 0.0
     dr0, dr1, dh11, dh12, dh22 = work[0], work[1], work[2], work[3], work[4]
     f0, df0 = _friction_parts(c, 7, v0, dr0, 11)

@@ -24,7 +24,7 @@ TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 
 @pytest.fixture(scope="module")
 def table3_result(table3_measurement) -> IdentificationResult:
-    return identify(table3_measurement)
+    return identify(table3_measurement, "grey-box")
 
 
 def test_fit_is_at_least_99_5_percent_on_both_joints(table3_result):
