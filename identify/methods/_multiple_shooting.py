@@ -42,12 +42,19 @@ from ..results import IdentificationResult, ParameterEstimate, fit_percent
 from ..signal import Decimated, Measurement, decimate
 from ..solvers import levenberg_marquardt
 from ._joint_regression import regression_estimate
-from ._oe_problem import LOG_BOUNDS, OMEGA_REF, residual_inflation
+from ._oe_problem import residual_inflation
 from ._pipeline import FN_T, FN_T_NOTE, GENERIC_START, START_MU_S_OVER_MU_D
 from ._rig_estimates import rig_estimates
 from ._rig_prior import RIG_VARIABLES, RigPrior
 from ._score_test import score_statistic
-from ._shooting import FRICTION_FREE, BlockJacobian, Segments, ShootingProblem
+from ._shooting import (
+    FINE_FLOOR,
+    FRICTION_FREE,
+    BlockJacobian,
+    Segments,
+    ShootingProblem,
+    friction_bounds,
+)
 
 METHOD = "shooting"
 SEGMENT_S = 4.0
@@ -62,13 +69,15 @@ STRIBECK_NAMES = ("mu_s0", "omega_t0", "mu_s1", "omega_t1")
 STRIBECK_NOTE = ("estimated, not identified with confidence: mu_s and omega_t act only near "
                  "zero velocity and trade off along a curved valley; the interval shown is "
                  "the local (Wald) one and is not trusted")
-#: a joint below 20 OMEGA_REF for more than this share of the capture, with omega_t at
+#: a joint below NEAR_ZERO_RAD_S for more than this share of the capture, with omega_t at
 #: its floor, has its viscous term bent by the transition the fit cannot resolve: on
 #: realistic captures the arm (40-87 % of its time there) had mu_v off by 7-70 % while its
 #: mu_d held within 2 %; the pendulum (1-3 %) kept both within 2 %
 UNRESOLVED_SHARE = 0.1
+NEAR_ZERO_RAD_S = 0.05
 UNRESOLVED_NOTE = ("estimated, not identified with confidence: the friction transition is "
-                   "sharper than the fit resolves (omega_t at its floor, 2.5e-3 rad/s) and "
+                   "sharper than the fit resolves (omega_t at its floor, 5e-4 rad/s, after "
+                   "a refit with the finer floor) and "
                    "the joint spends long near zero velocity, where the viscous term takes "
                    "up the difference; the interval shown is the local one")
 FIT_RATE_HZ = 500.0  # the swing (periods ~1.7 s) needs no more; near-zero velocities get substeps
@@ -164,9 +173,8 @@ def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START
         mu_d = jr.mu_d if np.isfinite(jr.mu_d) and jr.mu_d > 0 else GENERIC_START["mu_d"]
         mu_v = jr.mu_v if np.isfinite(jr.mu_v) and jr.mu_v > 0 else GENERIC_START["mu_v"]
         out += [mu_d, START_MU_S_OVER_MU_D * mu_d, mu_v, omega_t]
-    lo = [LOG_BOUNDS[PARAM_NAMES.index(n)][0] for n in FRICTION_FREE]
-    hi = [LOG_BOUNDS[PARAM_NAMES.index(n)][1] for n in FRICTION_FREE]
-    return np.clip(np.array(out), np.array(lo) * 1.01, np.array(hi) * 0.99)
+    lo, hi = friction_bounds()
+    return np.clip(np.array(out), lo * 1.01, hi * 0.99)
 
 
 def _segment_states(d: Decimated, seg: Segments) -> np.ndarray:
@@ -292,7 +300,8 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     """
     if warm is not None:
         problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
-                                  warm.noise, extras, progress, sched=warm.problem.sched)
+                                  warm.noise, extras, progress, sched=warm.problem.sched,
+                                  floor=warm.problem.floor)
         n_old = warm.problem.n_global - len(warm.extras)
         start = problem.global_start(np.ones(len(FRICTION_FREE)))
         added = dict(zip(extras, start[problem.n_global - len(extras):]))
@@ -376,6 +385,8 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
     """
     if extras is not None:
         fit = fit_shooting(m, prior, extras=extras, progress=progress)
+        if _unresolved_joints(fit):
+            fit = _refined(fit)
         return fit, fit.t_start, [_tried(fit, chosen=True)]
     fit = fit_shooting(m, prior, progress=progress)
     # a fit far above the noise sits in another valley: the Stribeck transition started
@@ -386,6 +397,8 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
             break
         alt = fit_shooting(m, prior, progress=progress, omega_t_start=omega)
         fit = alt if alt.bic < fit.bic else fit
+    if _unresolved_joints(fit):  # a transition sharper than the coarse floor: refine
+        fit = _refined(fit)
     fits = [fit]
     over = fit.excess > ADEQUATE_EXCESS
     # air drag is always a candidate: within a noise floor of quantisation a short capture
@@ -414,6 +427,16 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
     return best, fit.t_start, tried + skipped
 
 
+def _refined(fit: ShootingFit) -> ShootingFit:
+    """fit again with FINE_FLOOR: omega_t may go lower, reversals get more substeps."""
+    old = fit.problem
+    problem = ShootingProblem(old.d, old.prior, old.seg, fit.noise, old.extras,
+                              old.progress, floor=FINE_FLOOR)
+    problem.reschedule(fit.z)
+    z, res = _lm(problem, fit.z, np.arange(fit.z.size), 40, sigma_tol=0.1)
+    return _finish(problem, z, res, fit.t_start)
+
+
 def _tried(fit: ShootingFit, chosen: bool) -> dict[str, Any]:
     return {"extra_terms": list(fit.extras), "bic": fit.bic, "chosen": chosen,
             "residual_over_noise": {n: float(x) for n, x in zip(JOINT_NAMES, fit.excess)}}
@@ -428,15 +451,15 @@ def _interval(log_value: float, log_sd: float) -> tuple[float, tuple[float, floa
 def _unresolved_joints(fit: ShootingFit) -> set[str]:
     """Joints whose friction transition is sharper than the fit resolves (omega_t at its
     lower bound) and that spend long enough near zero velocity for it to shape the
-    motion (UNRESOLVED_SHARE of the time below 20 OMEGA_REF)."""
+    motion (UNRESOLVED_SHARE of the time below NEAR_ZERO_RAD_S)."""
     w = len(RIG_VARIABLES) + 1
     v = np.abs(fit.problem.d.v)
     out = set()
     for j, joint in enumerate("01"):
         k = w + FRICTION_FREE.index(f"omega_t{joint}")
-        at_floor = math.exp(float(fit.z[k])) <= OMEGA_REF * 1.0001
+        at_floor = math.exp(float(fit.z[k])) <= fit.problem.floor[0] * 1.0001
         vj = v[np.isfinite(v[:, j]), j]
-        if at_floor and vj.size and float(np.mean(vj < 20 * OMEGA_REF)) > UNRESOLVED_SHARE:
+        if at_floor and vj.size and float(np.mean(vj < NEAR_ZERO_RAD_S)) > UNRESOLVED_SHARE:
             out.add(joint)
     return out
 
@@ -446,6 +469,7 @@ def _friction_estimates(fit: ShootingFit) -> dict[str, ParameterEstimate]:
     w = len(RIG_VARIABLES) + 1
     out: dict[str, ParameterEstimate] = {}
     unresolved = _unresolved_joints(fit)
+    f_lo, f_hi = friction_bounds(fit.problem.floor[0])
     for k, name in enumerate(FRICTION_FREE):
         i = w + k
         sd = math.sqrt(max(fit.cov[i, i], 0.0))
@@ -456,7 +480,7 @@ def _friction_estimates(fit: ShootingFit) -> dict[str, ParameterEstimate]:
         if excess > ADEQUATE_EXCESS:
             sd *= excess
         v, ci = _interval(float(fit.z[i]), sd)
-        lo_b, hi_b = LOG_BOUNDS[PARAM_NAMES.index(name)]
+        lo_b, hi_b = float(f_lo[k]), float(f_hi[k])
         at_bound = v <= lo_b * 1.0001 or v >= hi_b * 0.9999
         wide = 1.96 * sd > math.log(10.0)
         if name in STRIBECK_NAMES and not (at_bound or wide):

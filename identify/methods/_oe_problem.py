@@ -121,8 +121,8 @@ def _widened(sub: np.ndarray) -> np.ndarray:
     return win.max(axis=1).astype(np.int64)
 
 
-def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int
-                       ) -> np.ndarray:
+def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int,
+                       omega_ref: float = OMEGA_REF, max_sub: int = 16) -> np.ndarray:
     """substep_schedule from simulated pieces instead of the measurement: q[i] the angles
     (m, 2) at grid points k[i] (consecutive), n intervals in all. A noisy capture's
     differentiated acceleration asks for the most substeps everywhere (on seed 000's
@@ -134,7 +134,7 @@ def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: in
             continue
         v = np.gradient(piece, h, axis=0)
         a = np.gradient(v, h, axis=0)
-        need = _substeps_needed(np.abs(v), np.abs(a), h)
+        need = _substeps_needed(np.abs(v), np.abs(a), h, omega_ref, max_sub)
         sub[rows] = np.maximum(sub[rows], need)
     return _widened(sub)
 

@@ -38,17 +38,34 @@ from ..model import (
     simulate_jobs_sensitivity,
 )
 from ..signal import Decimated
-from ._oe_problem import LOG_BOUNDS, simulated_schedule, substep_schedule
+from ._oe_problem import LOG_BOUNDS, OMEGA_REF, simulated_schedule, substep_schedule
 from ._rig_prior import RIG_VARIABLES, RigPrior
 
-__all__ = ["EXTRA_TERMS", "FRICTION_FREE", "BlockJacobian", "Segments", "ShootingProblem"]
+__all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "BlockJacobian",
+           "Segments", "ShootingProblem", "friction_bounds"]
 
 #: the friction parameters a free decay fits (Fn_t: see the pipeline)
 FRICTION_FREE = ("mu_d0", "mu_s0", "mu_v0", "omega_t0", "mu_d1", "mu_s1", "mu_v1", "omega_t1")
+#: the sharpest friction transition (omega_t, rad/s) the fit resolves, and the RK4
+#: substeps per interval it may take near a reversal to do so: (floor, substeps). The
+#: coarse one is the other methods'; the fine one is taken only when a joint's fit
+#: reaches the coarse floor while spending long near zero velocity (an arm with omega_t
+#: 1.3e-3 had mu_v 20 % off at 2.5e-3 and 0.0 % at 5e-4), since it costs 1.5-2 times
+#: as much everywhere; at 2e-4 the sensitivities of so stiff a transition overflowed
+COARSE_FLOOR = (OMEGA_REF, 16)
+FINE_FLOOR = (5e-4, 64)
 #: the extra terms a lab switches on: name -> (entry of u, how it is fitted)
 EXTRA_TERMS = {"drag1": "drag1/P4", "spring0": "spring0/P4", "spring_rest0": "spring_rest0"}
 _U = {name: k for k, name in enumerate(NORMALISED)}
 _W = len(RIG_VARIABLES) + 1  # rig variables: the logs, then the tilt
+
+
+def friction_bounds(floor: float = OMEGA_REF) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of FRICTION_FREE in the fit: the shared ones, omega_t down to floor."""
+    b = [LOG_BOUNDS[PARAM_NAMES.index(n)] for n in FRICTION_FREE]
+    lo = np.array([floor if n.startswith("omega_t") else x[0]
+                   for n, x in zip(FRICTION_FREE, b)])
+    return lo, np.array([x[1] for x in b])
 
 
 @dataclass(frozen=True)
@@ -155,10 +172,12 @@ class ShootingProblem:
 
     def __init__(self, d: Decimated, prior: RigPrior, segments: Segments, sigma: np.ndarray,
                  extras: tuple[str, ...] = (), progress: Progress | None = None,
-                 max_nfev: int = 60, sched: np.ndarray | None = None) -> None:
+                 max_nfev: int = 60, sched: np.ndarray | None = None,
+                 floor: tuple[float, int] = COARSE_FLOOR) -> None:
         self.d, self.prior, self.seg = d, prior, segments
         self.sigma = np.asarray(sigma, dtype=np.float64)  # (2,) noise per joint, rad
         self.extras = tuple(extras)
+        self.floor = floor  # (sharpest omega_t resolved, its substeps): see FINE_FLOOR
         self.n_global = _W + len(FRICTION_FREE) + len(self.extras)
         # RK4 substeps per interval: from the measured motion until reschedule()
         self.sched = substep_schedule(d) if sched is None else sched
@@ -188,7 +207,8 @@ class ShootingProblem:
         sims = self._run(np.repeat(self.u_of(z[:self.n_global])[None], n, axis=0),
                          self.states(z), np.arange(n))
         k = [first + np.arange(length) for first, length in zip(self.seg.start, self.seg.length)]
-        self.sched = simulated_schedule(k, sims, self.d.h, self.sched.size)
+        self.sched = simulated_schedule(k, sims, self.d.h, self.sched.size,
+                                        omega_ref=self.floor[0], max_sub=self.floor[1])
         self._cache = None
 
     def reweigh(self, sigma: np.ndarray) -> None:
@@ -209,10 +229,9 @@ class ShootingProblem:
         start = self.prior.start()
         lo = [*(start[:-1] - math.log(3.0)), 0.0]
         hi = [*(start[:-1] + math.log(3.0)), math.radians(89.0)]
-        for name in FRICTION_FREE:
-            b = LOG_BOUNDS[PARAM_NAMES.index(name)]
-            lo.append(math.log(b[0]))
-            hi.append(math.log(b[1]))
+        f_lo, f_hi = friction_bounds(self.floor[0])
+        lo += list(np.log(f_lo))
+        hi += list(np.log(f_hi))
         ex_lo = {"drag1": math.log(1e-12), "spring0": math.log(1e-9), "spring_rest0": -math.pi}
         ex_hi = {"drag1": math.log(1e-1), "spring0": math.log(10.0), "spring_rest0": math.pi}
         lo += [ex_lo[e] for e in self.extras]
