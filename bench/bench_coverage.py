@@ -98,7 +98,7 @@ class Tally:
         ok = ci[0] <= truth <= ci[1]
         self.hits.setdefault(name, []).append(int(ok))
         if not ok and value and (ci[1] - ci[0]) / 2 < 0.01 * abs(value):
-            self.narrow_misses.append(f"{name} {ci} truth {truth:.6g}")
+            self.narrow_misses.append(f"capture {self.n}: {name} {ci} truth {truth:.6g}")
 
 
 def main() -> None:

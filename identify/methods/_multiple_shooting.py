@@ -433,8 +433,17 @@ def _refined(fit: ShootingFit) -> ShootingFit:
     problem = ShootingProblem(old.d, old.prior, old.seg, fit.noise, old.extras,
                               old.progress, floor=FINE_FLOOR)
     problem.reschedule(fit.z)
-    z, res = _lm(problem, fit.z, np.arange(fit.z.size), 40, sigma_tol=0.1)
-    return _finish(problem, z, res, fit.t_start)
+    with np.errstate(over="ignore", invalid="ignore"):
+        z, res = _lm(problem, fit.z, np.arange(fit.z.size), 40, sigma_tol=0.1)
+        fine = _finish(problem, z, res, fit.t_start)
+    # a transition this stiff can overflow the sensitivities on some captures (zero-width
+    # intervals came out of an infinite information): then the coarse fit stands
+    w = len(RIG_VARIABLES) + 1
+    sd = np.sqrt(np.diag(fine.cov)[w:w + len(FRICTION_FREE)])
+    if not (np.all(np.isfinite(fine.cov)) and np.all(sd > 0) and np.all(np.isfinite(fine.z))
+            and fine.bic <= fit.bic):
+        return fit
+    return fine
 
 
 def _tried(fit: ShootingFit, chosen: bool) -> dict[str, Any]:
