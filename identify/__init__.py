@@ -20,12 +20,24 @@ here). Progress, SOFTWARE_VERSION and utc_now are defined at the root
 from ._progress import Progress
 from ._time import utc_now
 from ._version import SOFTWARE_VERSION
-from .methods import DEFAULT_METHOD, METHODS, identify, identify_grey_box, simulate_capture
+from .methods import (
+    DEFAULT_METHOD,
+    METHODS,
+    Scale,
+    identify,
+    identify_chain,
+    identify_grey_box,
+    result_params,
+    simulate_capture,
+    validate_chain,
+)
 from .model import (
     COUNTS_PER_REV,
     PARAM_NAMES,
     QUANTUM,
     RIG_LAYOUT,
+    ChainParams,
+    ChainRig,
     FrictionParams,
     RigParams,
     acceleration,
@@ -33,6 +45,7 @@ from .model import (
     friction,
     friction_torque,
     inverse_dynamics,
+    parse_rig_kind,
     simulate,
     simulate_rk4,
     total_energy,
@@ -47,6 +60,7 @@ from .results import (
 )
 from .signal import (
     Measurement,
+    Record,
     Release,
     contiguous_segments,
     decimate_mean,
@@ -62,6 +76,8 @@ from .signal import (
 )
 
 __all__ = [
+    "ChainParams", "ChainRig", "Record", "Scale", "identify_chain", "parse_rig_kind",
+    "result_params", "validate_chain",
     "COUNTS_PER_REV", "DEFAULT_METHOD", "METHODS", "PARAM_NAMES", "QUANTUM", "RIG_LAYOUT",
     "SOFTWARE_VERSION", "TABLE_III_TRUTH", "FrictionParams", "IdentificationResult",
     "Measurement", "ParameterEstimate", "Progress", "Release", "RigParams", "acceleration",

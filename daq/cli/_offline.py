@@ -28,6 +28,7 @@ from identify.reference import TABLE_III_TRUTH
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import MAX_NESTING, Settings, first_error, json_nesting
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
+from ._chain import chain_kind_of, cmd_identify_chain
 from ._measured import with_measured
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
@@ -195,6 +196,11 @@ def _load_measurement(args: argparse.Namespace, settings: Settings) -> Measureme
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
+    if chain_kind_of(args):
+        return cmd_identify_chain(args)
+    for flag in ("validate", "params", "unit", "zero", "friction_law", "segment_s"):
+        if getattr(args, flag, None):
+            raise UsageError(f"--{flag.replace('_', '-')} is for --rig single or nlink:N")
     m = _load_measurement(args, settings_of(args))
     bar = ProgressBar(f"identify {args.method}")
     try:

@@ -103,11 +103,13 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     s.set_defaults(handler="_offline:cmd_simulate")
 
     i = sub.add_parser("identify", help="identify the friction parameters of a capture file")
-    i.add_argument("file", help="capture FILE.h5 or FILE.csv (header t,theta0,theta1)")
+    i.add_argument("file", help="capture FILE.h5 or FILE.csv (header t,theta0,theta1; "
+                                "with --rig single or nlink:N, t,theta1[,theta2[,theta3]])")
     i.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
     _rig_knowledge_options(i)
     i.add_argument("--method", default=_default_method(), choices=methods)
     i.add_argument("--json", action="store_true", help="print only the result as JSON")
+    _chain_options(i)
     i.set_defaults(handler="_offline:cmd_identify")
 
     c = sub.add_parser("compare", help="run every method on a capture: the seed's Table V")
@@ -123,6 +125,28 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     e.add_argument("--out", required=True)
     e.add_argument("--force", action="store_true")
     e.set_defaults(handler="_offline:cmd_export")
+
+
+def _chain_options(p: Any) -> None:
+    g = p.add_argument_group("other rig kinds (single, nlink:N)")
+    g.add_argument("--rig", metavar="KIND", help="furuta (default), single (one free joint in a "
+                   "plane at --tilt from the vertical) or nlink:N (seed 002's n-link pendulum, "
+                   "N = 1-3)")
+    g.add_argument("--validate", metavar="T0:T1", help="hold [T0, T1] s out of the fit and "
+                   "report the fit per joint on it")
+    g.add_argument("--segment-s", type=float, metavar="S", help="validate in segments of S "
+                   "seconds, each simulated from its own first samples (default: the whole span)")
+    g.add_argument("--params", metavar="JSON", help="a parameter set (or @file.json) to score "
+                   "on the held-out span under the same rules: m, com, l, J, b (SI) or by "
+                   "name (kappa1, nu1, mu12, Fc1, b1...)")
+    g.add_argument("--params-only", action="store_true",
+                   help="score --params without identifying")
+    g.add_argument("--unit", choices=("rad", "deg"), help="angle unit of the file")
+    g.add_argument("--zero", choices=("upright", "hanging"), help="angle zero of the file")
+    g.add_argument("--friction-law", choices=("auto", "viscous", "coulomb-viscous",
+                                               "brown-mcphee", "coulomb-viscous-drag",
+                                               "brown-mcphee-drag"),
+                   help="joint friction law (default auto: the BIC chooses)")
 
 
 def _rig_knowledge_options(p: Any) -> None:

@@ -437,10 +437,12 @@ def _refined(fit: ShootingFit) -> ShootingFit:
         z, res = _lm(problem, fit.z, np.arange(fit.z.size), 40, sigma_tol=0.1)
         fine = _finish(problem, z, res, fit.t_start)
     # a transition this stiff can overflow the sensitivities on some captures (zero-width
-    # intervals came out of an infinite information): then the coarse fit stands
-    w = len(RIG_VARIABLES) + 1
-    sd = np.sqrt(np.diag(fine.cov)[w:w + len(FRICTION_FREE)])
-    if not (np.all(np.isfinite(fine.cov)) and np.all(sd > 0) and np.all(np.isfinite(fine.z))
+    # intervals came out of an infinite information, on the rig or the friction): then the
+    # coarse fit stands
+    w = len(RIG_VARIABLES) + 1 + len(FRICTION_FREE)
+    with np.errstate(invalid="ignore"):  # widths that all but vanished
+        lost = np.sqrt(np.abs(np.diag(fine.cov)[:w])) < 1e-3 * np.sqrt(np.abs(np.diag(fit.cov)[:w]))
+    if not (np.all(np.isfinite(fine.cov)) and not lost.any() and np.all(np.isfinite(fine.z))
             and fine.bic <= fit.bic):
         return fit
     return fine

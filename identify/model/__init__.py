@@ -1,4 +1,5 @@
-"""The tilted Furuta pendulum: its parameters, compiled equations, simulators and encoders.
+"""The rigs' models: the tilted Furuta pendulum (its parameters, compiled equations,
+simulators and encoders) and the planar chain of the other rig kinds (_chain).
 
 The bottom of identify above the solvers: it imports no other identify subpackage.
 """
@@ -12,6 +13,19 @@ from ._base import (
     normalised,
     rig_quantities,
 )
+from ._chain import (
+    CHAIN_FRICTION_TERMS,
+    chain_acceleration,
+    chain_energy,
+    chain_regressor,
+    chain_segments,
+    inertial_names,
+    inertial_normaliser,
+    joint_friction,
+    link_pairs,
+    unpack_inertial,
+)
+from ._chain_rig import RIG_KINDS, ChainParams, ChainRig, FrictionModel, parse_rig_kind
 from ._encoder import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
 from ._equations import (
     N_COEFF,
@@ -60,6 +74,10 @@ from ._sensitivity import (
 from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
 
 __all__ = [
+    "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind",
+    "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
+    "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction", "link_pairs",
+    "unpack_inertial",
     "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
     "normalised", "rig_quantities",
     "simulate_jobs", "acceleration_derivatives", "coefficient_jacobian",

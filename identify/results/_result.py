@@ -46,6 +46,7 @@ class IdentificationResult(BaseModel):
 
     schema_: str = Field(RESULT_SCHEMA, alias="schema")
     method: str
+    rig_kind: str = "furuta"
     capture_id: str | None = None
     parameters: dict[str, ParameterEstimate]
     rig: dict[str, ParameterEstimate] = Field(

@@ -98,7 +98,7 @@ import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..model import G_ACCEL
+from ..model import G_ACCEL, chain_acceleration, chain_energy, chain_regressor, link_pairs
 from ..signal import holoborodko_first, holoborodko_second
 from ..solvers import LinearFit, group_weighted_least_squares
 
@@ -177,9 +177,7 @@ class NLinkParams(BaseModel):
 
 # --- parameter vectors (eq. 12) and names ----------------------------------------------
 
-def _pairs(n: int) -> list[tuple[int, int]]:
-    """(i, j), i < j, 0-based, in the seed's order mu_12, mu_13, ..., mu_1n, mu_23, ..."""
-    return [(i, j) for i in range(n) for j in range(i + 1, n)]
+_pairs = link_pairs
 
 
 def full_parameter_names(n: int) -> tuple[str, ...]:
@@ -229,58 +227,13 @@ def pack(p: NLinkParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 @njit(cache=True)
 def nlink_acceleration(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, b: np.ndarray,
                        g: float, q: np.ndarray, qd: np.ndarray, out: np.ndarray) -> None:
-    """q'' = M(q)^-1 tau(q, q') into `out` (Cholesky: M is symmetric positive definite)."""
-    n = q.shape[0]
-    mm = np.empty((n, n))
-    tau = np.empty(n)
-    for i in range(n):
-        acc = g * nu[i] * math.sin(q[i])
-        for j in range(n):
-            if j == i:
-                mm[i, i] = kappa[i]
-            else:
-                d = q[i] - q[j]
-                mm[i, j] = mu[i, j] * math.cos(d)
-                acc -= mu[i, j] * math.sin(d) * qd[j] * qd[j]
-        rel = qd[i] - (qd[i - 1] if i > 0 else 0.0)
-        acc -= b[i] * rel
-        if i + 1 < n:
-            acc += b[i + 1] * (qd[i + 1] - qd[i])
-        tau[i] = acc
-    # Cholesky M = L L^T in the lower triangle of mm
-    for j in range(n):
-        s = mm[j, j]
-        for k in range(j):
-            s -= mm[j, k] * mm[j, k]
-        mm[j, j] = math.sqrt(s)
-        for i in range(j + 1, n):
-            s = mm[i, j]
-            for k in range(j):
-                s -= mm[i, k] * mm[j, k]
-            mm[i, j] = s / mm[j, j]
-    for i in range(n):  # L z = tau
-        s = tau[i]
-        for k in range(i):
-            s -= mm[i, k] * out[k]
-        out[i] = s / mm[i, i]
-    for i in range(n - 1, -1, -1):  # L^T x = z
-        s = out[i]
-        for k in range(i + 1, n):
-            s -= mm[k, i] * out[k]
-        out[i] = s / mm[i, i]
+    """q'' = M(q)^-1 tau(q, q') into `out`: the chain model with viscous joints only."""
+    fr = np.zeros((b.shape[0], 5))
+    fr[:, 3] = b
+    chain_acceleration(kappa, mu, nu, g, fr, q, qd, out)
 
 
-@njit(cache=True)
-def nlink_energy(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, q: np.ndarray,
-                 qd: np.ndarray) -> float:
-    """T + V (cart fixed)."""
-    n = q.shape[0]
-    e = 0.0
-    for i in range(n):
-        e += 0.5 * kappa[i] * qd[i] * qd[i] + g * nu[i] * math.cos(q[i])
-        for j in range(i + 1, n):
-            e += mu[i, j] * qd[i] * qd[j] * math.cos(q[i] - q[j])
-    return e
+nlink_energy = chain_energy
 
 
 @njit(cache=True)
@@ -358,24 +311,7 @@ def accelerations(p: NLinkParams, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
 def full_regressor(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, g: float = G_ACCEL
                    ) -> np.ndarray:
     """Phi~ of eq. 13 with u = 0 for each sample: (k, n, r), Phi~ theta~ = 0."""
-    q, qd, qdd = (np.asarray(x, dtype=np.float64) for x in (q, qd, qdd))
-    k, n = q.shape
-    pairs = _pairs(n)
-    npair = len(pairs)
-    r = npair + 3 * n
-    phi = np.zeros((k, n, r))
-    for c, (i, j) in enumerate(pairs):
-        d = q[:, i] - q[:, j]
-        phi[:, i, c] = np.cos(d) * qdd[:, j] + np.sin(d) * qd[:, j] ** 2  # f_ij
-        phi[:, j, c] = np.cos(d) * qdd[:, i] - np.sin(d) * qd[:, i] ** 2  # f_ji
-    for i in range(n):
-        phi[:, i, npair + i] = qdd[:, i]  # kappa_i
-        phi[:, i, npair + n + i] = -g * np.sin(q[:, i])  # nu_i (u = 0)
-        ki = qd[:, i] - (qd[:, i - 1] if i > 0 else 0.0)
-        phi[:, i, npair + 2 * n + i] = ki  # b_i in row i
-        if i > 0:
-            phi[:, i - 1, npair + 2 * n + i] = -ki  # -b_i (q_i' - q_{i-1}') in row i - 1
-    return phi
+    return chain_regressor(q, qd, qdd, g)
 
 
 def regression_model(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, g: float = G_ACCEL

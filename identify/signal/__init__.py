@@ -4,6 +4,7 @@ Above identify.model (which it uses for the release's dynamics and for simulated
 captures), below the results and the methods.
 """
 
+from ._chain_synthetic import chain_record
 from ._decimate import Decimated, decimate, decimate_mean
 from ._differentiate import (
     contiguous_segments,
@@ -16,7 +17,7 @@ from ._differentiate import (
     savitzky_golay_second,
     second_derivative_kernel,
 )
-from ._measurement import Measurement
+from ._measurement import Measurement, Record
 from ._monte_carlo import random_realistic_capture
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._synthetic import (
@@ -27,7 +28,8 @@ from ._synthetic import (
 )
 
 __all__ = [
-    "UNKNOWN_RESOLUTION_RAD", "Decimated", "Measurement", "Release", "SyntheticCapture",
+    "UNKNOWN_RESOLUTION_RAD", "chain_record", "Decimated", "Measurement", "Record", "Release",
+    "SyntheticCapture",
     "contiguous_segments",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",

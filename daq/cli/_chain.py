@@ -1,0 +1,187 @@
+"""`hilrig identify FILE --rig single|nlink:N`: the chain rig kinds, with held-out validation.
+
+A record `t,theta1[,theta2[,theta3]]` (absolute link angles; unit and zero from the flags
+or a `# unit=deg zero=hanging` comment above the header) is identified by
+identify.identify_chain. `--validate T0:T1` holds [T0, T1] out of the fit and scores it in
+segments of `--segment-s` seconds; `--params JSON` scores a given parameter set (a
+published one) under the same rules, beside or instead of hilrig's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from identify import (
+    ChainParams,
+    ChainRig,
+    IdentificationResult,
+    Record,
+    Scale,
+    format_fit,
+    identify_chain,
+    parse_rig_kind,
+    result_params,
+    validate_chain,
+)
+from identify.model import inertial_names
+
+from ..storage import CaptureLimits, read_joint_csv
+from ._progress import ProgressBar
+from ._usage import UsageError, settings_of
+
+__all__ = ["chain_kind_of", "cmd_identify_chain"]
+
+_SPAN = re.compile(r"^\s*([0-9.eE+-]+)\s*:\s*([0-9.eE+-]+)\s*$")
+_SCALE = re.compile(r"^\s*(\w+)\s*=\s*([^+\s]+)\s*(?:\+-\s*([^%\s]+)\s*(%?))?\s*$")
+
+
+def chain_kind_of(args: argparse.Namespace) -> str | None:
+    """The chain kind --rig names, None for furuta (or no --rig)."""
+    if not getattr(args, "rig", None):
+        return None
+    try:
+        kind, _ = parse_rig_kind(args.rig)
+    except ValueError as exc:
+        raise UsageError(f"--rig: {exc}") from None
+    return None if kind == "furuta" else str(args.rig).strip().lower()
+
+
+def _span(text: str) -> tuple[float, float]:
+    m = _SPAN.match(text)
+    if m is None:
+        raise UsageError(f"--validate {text!r}: expected T0:T1 in seconds, for example 36.668:55")
+    t0, t1 = float(m.group(1)), float(m.group(2))
+    if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
+        raise UsageError(f"--validate {text!r}: T1 must be after T0")
+    return t0, t1
+
+
+def _scale(specs: list[str] | None, links: int) -> Scale | None:
+    if not specs:
+        return None
+    if len(specs) > 1:
+        raise UsageError("--measured: a free swing takes one quantity to fix its scale, got "
+                         f"{len(specs)}")
+    m = _SCALE.match(specs[0])
+    names = inertial_names(links)
+    if m is None or m.group(1) not in names:
+        raise UsageError(f"--measured {specs[0]!r}: expected NAME=VALUE+-SD with NAME one of "
+                         f"{', '.join(names)} (kg m, kg m^2), for example nu1=0.0218+-1%")
+    name, value, sd, percent = m.groups()
+    try:
+        v = float(value)
+        rel = 0.0 if sd is None else float(sd) / 100 if percent else float(sd) / v
+    except (ValueError, ZeroDivisionError):
+        raise UsageError(f"--measured {specs[0]!r}: not a number") from None
+    if not (math.isfinite(v) and v > 0 and math.isfinite(rel) and rel >= 0):
+        raise UsageError(f"--measured {specs[0]!r}: needs a positive value and uncertainty")
+    return Scale(name, v, rel)
+
+
+def _params(text: str, links: int) -> ChainParams:
+    raw = text
+    if text.startswith("@"):
+        try:
+            raw = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--params {text}: cannot read ({exc.strerror})") from None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("expected a JSON object")
+        return ChainParams.from_mapping(data, links)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--params: {exc}") from None
+
+
+def _record(args: argparse.Namespace, links: int) -> Record:
+    settings = settings_of(args)
+    bar = ProgressBar(f"read {Path(args.file).name}")
+    try:
+        table = read_joint_csv(args.file, unit=args.unit, zero=args.zero,
+                               limits=CaptureLimits.of(settings), progress=bar)
+    finally:
+        bar.close()
+    if table.angles.shape[1] != links:
+        raise UsageError(f"{args.file}: holds {table.angles.shape[1]} joint(s), rig kind "
+                         f"{args.rig} has {links}")
+    return Record(angles=table.angles, sample_index=table.sample_index, rate_hz=table.rate_hz,
+                  t0_s=float(table.t[0]), capture_id=table.path.stem)
+
+
+def _rig(args: argparse.Namespace) -> ChainRig:
+    try:
+        return ChainRig(kind=args.rig, tilt_deg=args.tilt or 0.0,
+                        friction=args.friction_law or "auto")
+    except ValueError as exc:
+        raise UsageError(f"--rig/--tilt: {str(exc).splitlines()[-1].strip()}") from None
+
+
+def cmd_identify_chain(args: argparse.Namespace) -> int:
+    rig = _rig(args)
+    record = _record(args, rig.links)
+    span = _span(args.validate) if args.validate else None
+    seg_s = args.segment_s or 0.0
+    if seg_s < 0:
+        raise UsageError(f"--segment-s must be positive, got {seg_s}")
+    given = _params(args.params, rig.links) if args.params else None
+    scale = _scale(args.measured, rig.links)
+    out: dict[str, Any] = {}
+    result: IdentificationResult | None = None
+    if not args.params_only:
+        bar = ProgressBar(f"identify {rig.kind}")
+        try:
+            result = identify_chain(record, rig, exclude=[span] if span else [], scale=scale,
+                                    progress=bar)
+        except ValueError as exc:
+            raise UsageError(f"{args.file}: {exc}") from None
+        finally:
+            bar.close()
+        out = json.loads(result.to_json())
+    if span:
+        seg = seg_s or (span[1] - span[0])
+        try:
+            if result is not None:
+                out["validation"] = validate_chain(record, rig, result_params(result), span,
+                                                   seg)
+            if given is not None:
+                out["validation_given"] = validate_chain(record, rig, given, span, seg)
+        except ValueError as exc:
+            raise UsageError(f"{args.file}: {exc}") from None
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(format_chain(out))
+    return 0
+
+
+def format_chain(out: dict[str, Any]) -> str:
+    lines = []
+    if "parameters" in out:
+        lines.append(f"rig {out['rig_kind']}, method {out['method']}, capture "
+                     f"{out.get('capture_id') or '-'}, {out['capture_seconds']:.2f} s at "
+                     f"{out['sample_rate_hz']:g} Hz; friction law "
+                     f"{out['diagnostics']['friction_law']}")
+        lines.append(f"{'parameter':<12} {'value':>12} {'95 % interval':>27}  meaning")
+        for name, p in out["parameters"].items():
+            val = "n/i" if p["value"] is None else f"{p['value']:.5g}"
+            ci = "" if p["ci95"] is None else f"[{p['ci95'][0]:.5g}, {p['ci95'][1]:.5g}]"
+            lines.append(f"{name:<12} {val:>12} {ci:>27}  {p['note']}")
+        for name, p in out.get("rig", {}).items():
+            ci = "" if p["ci95"] is None else f"[{p['ci95'][0]:.5g}, {p['ci95'][1]:.5g}]"
+            lines.append(f"{name:<12} {p['value']:>12.5g} {ci:>27}  {p['note']}")
+        lines.append(f"fit on the fitted segments (seed 000 eq. 53): "
+                     f"{format_fit(out['fit_percent'])}")
+        lines.extend(f"warning: {w}" for w in out["diagnostics"]["warnings"])
+        lines.append(f"compute {out['compute_seconds']:.2f} s")
+    for key, label in (("validation", "held out, identified"),
+                       ("validation_given", "held out, given --params")):
+        for v in out.get(key, []):
+            lines.append(f"{label}: {v['span'][0]:.3f}-{v['span'][1]:.3f} s "
+                         f"{format_fit(v['fit_percent'])}")
+    return "\n".join(lines)

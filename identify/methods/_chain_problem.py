@@ -1,0 +1,187 @@
+"""Output error over segments for the chain rig kinds: residuals and a block Jacobian.
+
+The unknowns z are the standard parameters (theta~'s inertial part divided by its
+normaliser, identify.model._chain), the joint friction in the law being fitted (torques
+divided by the same normaliser; v_t by its logarithm), and each segment's own initial
+state (angles, velocities). Segments are simulated independently, so a chaotic swing
+never has to be followed further than one segment, and the Jacobian is the dense
+parameter columns beside one small block per segment:
+
+    r = (q_sim(z) - q_meas) / sigma_joint, stacked sample-major within each segment.
+
+Columns by forward differences of the compiled simulator: one simulation per parameter,
+and one per state component for all segments at once (segment s moves only its rows).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import ChainParams, inertial_names, inertial_normaliser
+
+#: the fitted terms of one joint per friction law (v_t enters as log v_t)
+LAW_TERMS: dict[str, tuple[str, ...]] = {
+    "viscous": ("b",),
+    "coulomb-viscous": ("Fc", "b"),
+    "brown-mcphee": ("Fc", "Fs", "vt", "b"),
+    "coulomb-viscous-drag": ("Fc", "b", "cd"),
+    "brown-mcphee-drag": ("Fc", "Fs", "vt", "b", "cd"),
+}
+#: rad/s: the tanh width of the Coulomb + viscous law, whose v_t is not fitted
+VT_COULOMB = 1e-2
+_TERM_COLUMN = {"Fc": 0, "Fs": 1, "vt": 2, "b": 3, "cd": 4}
+_FD_REL = 1e-7
+_DIVERGED_RAD = 10.0  # a diverged simulation counts as this far from the data
+# the simulator releases the GIL: Jacobian columns run on every core
+_POOL = ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)))
+
+
+@dataclass(frozen=True)
+class ChainData:
+    """The samples a fit sees: segments of measured angles on one step."""
+
+    q: np.ndarray  # (N, n) angles of all segments, stacked
+    lengths: np.ndarray  # (S,) samples per segment
+    t_start: np.ndarray  # (S,) s, each segment's first sample on the record's clock
+    dt: float
+    sigma: np.ndarray  # (n,) rad, noise per joint
+    g_plane: float
+    substeps: int = 1
+
+    @property
+    def links(self) -> int:
+        return int(self.q.shape[1])
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """Row offsets of the segments in q, S + 1 of them."""
+        return np.concatenate([[0], np.cumsum(self.lengths)])
+
+
+class BlockJacobian:
+    """d r / d z as dense parameter columns and one (rows, 2n) block per segment."""
+
+    def __init__(self, jp: np.ndarray, blocks: list[np.ndarray], row_bounds: np.ndarray):
+        self.jp, self.blocks, self.rows = jp, blocks, row_bounds
+
+    def gram(self) -> np.ndarray:
+        p = self.jp.shape[1]
+        w = self.blocks[0].shape[1]
+        out = np.zeros((p + w * len(self.blocks),) * 2)
+        out[:p, :p] = self.jp.T @ self.jp
+        for s, b in enumerate(self.blocks):
+            rows = slice(self.rows[s], self.rows[s + 1])
+            cols = slice(p + w * s, p + w * (s + 1))
+            cross = self.jp[rows].T @ b
+            out[:p, cols] = cross
+            out[cols, :p] = cross.T
+            out[cols, cols] = b.T @ b
+        return out
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray:
+        parts = [self.jp.T @ r]
+        for s, b in enumerate(self.blocks):
+            parts.append(b.T @ r[self.rows[s]:self.rows[s + 1]])
+        return np.concatenate(parts)
+
+
+class ChainProblem:
+    """Residuals and Jacobian of one friction law on ChainData."""
+
+    def __init__(self, data: ChainData, law: str):
+        if law not in LAW_TERMS:
+            raise ValueError(f"friction law {law!r}: expected one of {', '.join(LAW_TERMS)}")
+        self.data, self.law = data, law
+        n = data.links
+        self.norm = inertial_normaliser(n)
+        self.inertial = [k for k in inertial_names(n) if k != inertial_names(n)[self.norm]]
+        self.terms = LAW_TERMS[law]
+        self.n_param = len(self.inertial) + n * len(self.terms)
+        self.width = 2 * n  # state columns per segment
+
+    def parameter_names(self) -> list[str]:
+        n = self.data.links
+        norm = inertial_names(n)[self.norm]
+        names = [f"{k}/{norm}" for k in self.inertial]
+        for i in range(n):
+            names += [f"vt{i + 1}" if t == "vt" else f"{t}{i + 1}/{norm}" for t in self.terms]
+        return names
+
+    # --- z <-> parameters and states -------------------------------------------------
+    def params(self, z: np.ndarray) -> ChainParams:
+        n = self.data.links
+        k = len(self.inertial)
+        inertial = np.insert(z[:k], self.norm, 1.0)
+        fr = np.zeros((n, 5))
+        fr[:, 2] = VT_COULOMB
+        block = z[k:self.n_param].reshape(n, len(self.terms))
+        for c, term in enumerate(self.terms):
+            fr[:, _TERM_COLUMN[term]] = np.exp(block[:, c]) if term == "vt" else block[:, c]
+        if "Fs" not in self.terms:
+            fr[:, 1] = fr[:, 0]
+        return ChainParams(inertial, fr)
+
+    def pack(self, params: ChainParams, states: np.ndarray) -> np.ndarray:
+        """z from normalised parameters (terms outside the law are dropped) and states."""
+        k = [params.inertial[i] for i in range(params.inertial.size) if i != self.norm]
+        fr = [np.log(params.friction[i, 2]) if t == "vt" else params.friction[i, _TERM_COLUMN[t]]
+              for i in range(self.data.links) for t in self.terms]
+        return np.concatenate([k, fr, np.asarray(states, dtype=np.float64).ravel()])
+
+    def states(self, z: np.ndarray) -> np.ndarray:
+        return z[self.n_param:].reshape(-1, self.width)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        lo = np.full(self.n_param + self.width * self.data.lengths.size, -np.inf)
+        hi = -lo
+        k = len(self.inertial)
+        for i, name in enumerate(self.inertial):
+            if name.startswith(("kappa", "nu")):
+                lo[i] = 1e-12  # a pendulum's inertia and static moments are positive
+        for c in range(self.data.links * len(self.terms)):
+            term = self.terms[c % len(self.terms)]
+            lo[k + c], hi[k + c] = (np.log(1e-5), np.log(10.0)) if term == "vt" else (0.0, np.inf)
+        return lo, hi
+
+    # --- residuals and Jacobian ------------------------------------------------------
+    def simulate(self, z: np.ndarray) -> np.ndarray:
+        d = self.data
+        return self.params(z).simulate(d.g_plane, self.states(z), d.lengths, d.dt, d.substeps)
+
+    def _weighted(self, sim: np.ndarray) -> np.ndarray:
+        e = np.where(np.isfinite(sim), sim - self.data.q, _DIVERGED_RAD)
+        return (e / self.data.sigma).ravel()
+
+    def residuals(self, z: np.ndarray) -> np.ndarray:
+        return self._weighted(self.simulate(z))
+
+    def jacobian(self, z: np.ndarray, r: np.ndarray) -> BlockJacobian:
+        d = self.data
+        moves: list[tuple[np.ndarray, np.ndarray]] = []  # (perturbed z, step per segment)
+        for c in range(self.n_param):
+            h = _FD_REL * max(abs(z[c]), 1e-3 if c >= len(self.inertial) else 1e-2)
+            zc = z.copy()
+            zc[c] += h
+            moves.append((zc, np.full(d.lengths.size, h)))
+        states = self.states(z)
+        for c in range(self.width):
+            h = _FD_REL * np.maximum(np.abs(states[:, c]), 1e-2)
+            zc = z.copy()
+            self.states(zc)[:, c] += h  # a view into zc
+            moves.append((zc, h))
+        cols = list(_POOL.map(lambda m: self.residuals(m[0]) - r, moves))
+        jp = np.empty((r.size, self.n_param))
+        for c in range(self.n_param):
+            jp[:, c] = cols[c] / moves[c][1][0]
+        row_bounds = d.bounds * d.links
+        blocks = [np.empty((row_bounds[s + 1] - row_bounds[s], self.width))
+                  for s in range(d.lengths.size)]
+        for c in range(self.width):
+            col, h = cols[self.n_param + c], moves[self.n_param + c][1]
+            for s, b in enumerate(blocks):
+                b[:, c] = col[row_bounds[s]:row_bounds[s + 1]] / h[s]
+        return BlockJacobian(jp, blocks, row_bounds)

@@ -1,0 +1,198 @@
+"""A chain rig's identification as the one result shape (identify.results).
+
+parameters: the standard parameters (seed 002: ratios to the normaliser, since a free swing
+fixes no scale) and each joint's Brown-McPhee terms Fc, Fs, v_t and b, every one with its
+95 % interval. Terms outside the chosen friction law are reported as not identified, with
+the value the simulation uses. rig: theta~ in SI units, only when the user gave one of its
+quantities (a static moment weighed, an inertia) with its uncertainty.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._progress import Progress
+from ..model import ChainParams, ChainRig, inertial_names, parse_rig_kind
+from ..results import IdentificationResult, ParameterEstimate, normalized_compute_time
+from ..signal import Record
+from ._chain_fit import ChainFit, fit_chain, segment_fits
+from ._chain_problem import LAW_TERMS, VT_COULOMB
+
+METHOD = "shooting"
+Z95 = 1.959964
+#: an interval wider than the value itself leaves the parameter undetermined
+UNDETERMINED_RATIO = 1.0
+#: residuals above this many times the noise: the model misses something the data show
+ADEQUATE_FACTOR = 3.0
+
+MEANING = {
+    "mu": "coupling inertia of links {i} and {j} (l_{i} nu_{j})",
+    "kappa": "inertia of link {i} about its joint, with the links above it as point masses",
+    "nu": "static moment of link {i} and the links above it (sets the gravity torque)",
+    "Fc": "Coulomb torque of joint {i}",
+    "Fs": "static (breakaway) torque of joint {i}",
+    "vt": "Stribeck velocity of joint {i}, rad/s",
+    "b": "viscous friction of joint {i}",
+    "cd": "quadratic (air) drag of joint {i}: torque c_d |w| w",
+}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One quantity of theta~ the lab measured: its name (nu1, kappa2, mu12...), value in SI
+    (kg m for nu, kg m^2 for kappa and mu) and relative standard uncertainty."""
+
+    name: str
+    value: float
+    rel_sd: float = 0.0
+
+
+def meaning(name: str) -> str:
+    """One line saying what a parameter (kappa1/nu1, Fc2/mu12, vt1...) means."""
+    head, _, norm = name.partition("/")
+    term = head.rstrip("0123456789")
+    digits = head[len(term):]
+    i, j = (digits[0], digits[1]) if term == "mu" else (digits, "")
+    text = MEANING[term].format(i=i, j=j)
+    return f"{text}, divided by {norm}" if norm else text
+
+
+def _estimate(name: str, value: float, sd: float, log: bool = False) -> ParameterEstimate:
+    if log:  # v_t is fitted by its logarithm: the interval is a factor either side
+        factor = math.exp(Z95 * sd)
+        ci = (value / factor, value * factor)
+        ok = factor < 10.0
+        note = "" if ok else f"not identifiable: its interval spans a factor {factor:.3g}"
+    else:
+        half = Z95 * sd
+        ci = (value - half, value + half)
+        ok = half < UNDETERMINED_RATIO * abs(value)
+        note = "" if ok else "not identifiable: its interval is wider than the value"
+    return ParameterEstimate(value=value, ci95=ci, identifiable=ok, note=note or meaning(name))
+
+
+def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEstimate]:
+    problem = fit.problem
+    names = problem.parameter_names()
+    k = len(problem.inertial)
+    out: dict[str, ParameterEstimate] = {}
+    sd = fit.sd
+    for c in range(k):
+        out[names[c]] = _estimate(names[c], float(fit.z[c]), float(sd[c]))
+    norm = inertial_names(problem.data.links)[problem.norm]
+    params = fit.params
+    for i in range(problem.data.links):
+        for term, col in (("Fc", 0), ("Fs", 1), ("vt", 2), ("b", 3), ("cd", 4)):
+            name = f"vt{i + 1}" if term == "vt" else f"{term}{i + 1}/{norm}"
+            if term in problem.terms:
+                c = names.index(name)
+                out[name] = _estimate(name, float(params.friction[i, col]), float(sd[c]),
+                                      log=term == "vt")
+                continue
+            # a term outside the chosen law: say so, and what the law tried with it found
+            other = [f for f in tried if term in f.problem.terms]
+            note = f"not in the chosen friction law ({problem.law})"
+            if other:
+                o = other[0]
+                c = o.problem.parameter_names().index(name)
+                val = float(o.params.friction[i, col])
+                lo, hi = _estimate(name, val, float(o.sd[c]), log=term == "vt").ci95 or (0, 0)
+                note += (f"; the {o.problem.law} fit gives {val:.4g} in [{max(lo, 0.0):.4g}, "
+                         f"{hi:.4g}] and a BIC {o.bic - fit.bic:+.1f} worse")
+            assumed = (float(params.friction[i, 0]) if term == "Fs"
+                       else VT_COULOMB if term == "vt" else 0.0)
+            out[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
+                                          note=note, assumed=assumed)
+    return out
+
+
+def _physical(fit: ChainFit, scale: Scale) -> dict[str, ParameterEstimate]:
+    """theta~ and the friction torques in SI from one measured quantity of theta~."""
+    n = fit.problem.data.links
+    names = inertial_names(n)
+    if scale.name not in names:
+        raise ValueError(f"measured quantity {scale.name!r}: expected one of {', '.join(names)}")
+    params = fit.params
+    factor = scale.value / float(params.inertial[names.index(scale.name)])
+    pars = _parameters(fit, [])
+    norm = names[fit.problem.norm]
+    out: dict[str, ParameterEstimate] = {}
+    units = {"mu": "kg m^2", "kappa": "kg m^2", "nu": "kg m", "Fc": "N m", "Fs": "N m",
+             "b": "N m s/rad", "cd": "N m s^2/rad^2"}
+    for ratio, est in pars.items():
+        head = ratio.split("/")[0]
+        term = head.rstrip("0123456789")
+        if term == "vt" or est.value is None or est.ci95 is None:
+            continue
+        value = est.value * factor
+        rel = (est.ci95[1] - est.value) / Z95 / abs(est.value) if est.value else 0.0
+        half = Z95 * abs(value) * math.hypot(rel, scale.rel_sd)
+        out[head] = ParameterEstimate(value=value, ci95=(value - half, value + half),
+                                      identifiable=est.identifiable,
+                                      note=f"{units[term]}; {meaning(head)}")
+    out[norm] = ParameterEstimate(
+        value=factor, ci95=(factor * (1 - Z95 * scale.rel_sd), factor * (1 + Z95 * scale.rel_sd)),
+        identifiable=True, note=f"{units[norm.rstrip('0123456789')]}; the normaliser, from "
+                                f"{scale.name} as measured")
+    return out
+
+
+def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
+                   exclude: Sequence[tuple[float, float]] = (), scale: Scale | None = None,
+                   progress: Progress | None = None) -> IdentificationResult:
+    """Identify a single or n-link rig's standard parameters and joint friction."""
+    t0 = time.perf_counter()
+    fit, tried = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
+                           progress=progress)
+    elapsed = time.perf_counter() - t0
+    whole, per_segment = segment_fits(fit)
+    d = fit.problem.data
+    rms = np.sqrt(np.mean(fit.residuals.reshape(-1, d.links) ** 2, axis=0))  # in sigmas
+    warnings = [f"{name}: residuals {r:.3g} times the noise ({s:.2g} rad): the model misses "
+                "something the data show (intervals are widened by the residuals' correlation)"
+                for name, r, s in zip(rig.joint_names, rms, d.sigma, strict=True)
+                if r > ADEQUATE_FACTOR]
+    diagnostics: dict[str, Any] = {
+        "friction_law": fit.problem.law,
+        "models_tried": [{"law": f.problem.law, "bic": round(f.bic, 1),
+                          "parameters": f.problem.n_param, "iterations": f.iterations,
+                          "chosen": f is fit} for f in tried],
+        "segments": per_segment,
+        "segment_count": int(d.lengths.size),
+        "noise_rad": [float(s) for s in d.sigma],
+        "residual_over_noise": [round(float(r), 3) for r in rms],
+        "interval_inflation": round(fit.tau, 2),
+        "held_out_s": [list(span) for span in exclude],
+        "warnings": warnings,
+        "meaning": {name: meaning(name) for name in fit.problem.parameter_names()},
+    }
+    if rig.friction == "auto":
+        diagnostics["friction_laws"] = list(LAW_TERMS)
+    return IdentificationResult(
+        method=METHOD, rig_kind=rig.kind, capture_id=record.capture_id,
+        parameters=_parameters(fit, tried),
+        rig=_physical(fit, scale) if scale else {},
+        fit_percent={name: float(x) for name, x in zip(rig.joint_names, whole, strict=True)},
+        compute_seconds=elapsed,
+        normalized_compute_time=normalized_compute_time(elapsed, record.duration_s,
+                                                        record.rate_hz),
+        capture_seconds=record.duration_s, sample_rate_hz=record.rate_hz,
+        samples=int(record.angles.shape[0]), lost_samples=record.lost_samples,
+        tilt_deg=rig.tilt_deg, diagnostics=diagnostics)
+
+
+def result_params(result: IdentificationResult) -> ChainParams:
+    """The normalised parameter set a chain result simulates: its estimates, and the
+    assumed values where a term is not identified."""
+    values = {k.split("/")[0]: (p.value if p.value is not None else p.assumed)
+              for k, p in result.parameters.items()}
+    links = parse_rig_kind(result.rig_kind)[1]
+    norm = next(n for n in inertial_names(links) if n not in values)
+    return ChainParams.from_mapping({**{k: v for k, v in values.items() if v is not None},
+                                     norm: 1.0}, links)

@@ -1,0 +1,239 @@
+"""A planar chain of n links on a fixed base: seed 002's n-link pendulum, with joint friction.
+
+One model serves every rig kind but the Furuta pendulum: a `single` rig (one free joint:
+a plain pendulum, a Furuta rig with a joint clamped) is the chain with n = 1 in a plane
+tilted from the vertical, and `nlink:N` is seed 002's n-link pendulum with its cart fixed.
+
+Link i (1..n) swings at the absolute angle q_i from the upward vertical (0 upright, pi
+hanging). With the inertial parameters of seed 002 eqs. 5-7,
+
+    nu_i    = m_i a_i + l_i sum_{k>i} m_k           (a_i: joint i to centre of mass i, m)
+    kappa_i = J_i + m_i a_i^2 + l_i^2 sum_{k>i} m_k (J_i about the centre of mass)
+    mu_ij   = l_i nu_j                              (i < j)
+
+the equations of motion are (Euler-Lagrange of T, V and the joint friction, seed 002 eq. 9
+with the cart fixed; identify.seeds derives and tests them by energy conservation)
+
+    kappa_i q_i'' + sum_{j != i} mu_ij [cos(q_i - q_j) q_j'' + sin(q_i - q_j) q_j'^2]
+        = g_e nu_i sin q_i - f_i(w_i) + f_{i+1}(w_{i+1}),    w_i = q_i' - q_{i-1}', q_0' = 0
+
+g_e is gravity in the plane of motion: g cos(tilt) for a plane tilted from the vertical.
+Joint friction acts on the joint's relative velocity w_i (seed 002's dissipation function
+D = 1/2 sum b_k w_k^2 has the viscous case) and is Brown-McPhee's law, as model.md's with
+the normal force folded into the torques:
+
+    f(w) = Fc tanh(4 r) + (Fs - Fc) r / (r^2/4 + 3/4)^2 + b w + c_d |w| w,   r = w / v_t
+
+Fc the Coulomb torque, Fs the static (breakaway) torque reached at w = v_t, b viscous,
+c_d a quadratic (air) drag on the link, the term a real swing shows at large amplitude.
+Fc = Fs = c_d = 0 is seed 002's viscous friction; Fs = Fc is Coulomb plus viscous.
+
+Every term is linear in theta~ = [mu_ij (i<j), kappa_i, nu_i] and the friction torques, so
+a free swing fixes them only up to one common factor (no torque is known). The standard
+parameters divide by one of them: mu_{n-1,n} for n >= 2, nu_1 for n = 1 (seed 002 eq. 14,
+Table I).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+#: Brown-McPhee terms of one joint, the columns of a friction array (n, 4)
+CHAIN_FRICTION_TERMS: tuple[str, ...] = ("Fc", "Fs", "vt", "b", "cd")
+
+
+def link_pairs(n: int) -> list[tuple[int, int]]:
+    """(i, j), i < j, 0-based, in seed 002's order mu_12, mu_13, ..., mu_1n, mu_23, ..."""
+    return [(i, j) for i in range(n) for j in range(i + 1, n)]
+
+
+def inertial_names(n: int) -> tuple[str, ...]:
+    """Names of theta~'s inertial part [mu_ij (i<j), kappa_i, nu_i]."""
+    return (tuple(f"mu{i + 1}{j + 1}" for i, j in link_pairs(n))
+            + tuple(f"kappa{i + 1}" for i in range(n)) + tuple(f"nu{i + 1}" for i in range(n)))
+
+
+def inertial_normaliser(n: int) -> int:
+    """Index in the inertial part of the parameter the others are divided by."""
+    return n if n == 1 else len(link_pairs(n)) - 1  # n = 1: [kappa1, nu1] -> nu1
+
+
+def unpack_inertial(theta: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kappa (n,), mu (n, n) symmetric with a zero diagonal, nu (n,)) from theta~'s
+    inertial part, in any common unit."""
+    theta = np.asarray(theta, dtype=np.float64)
+    pairs = link_pairs(n)
+    mu = np.zeros((n, n))
+    for c, (i, j) in enumerate(pairs):
+        mu[i, j] = mu[j, i] = theta[c]
+    k = len(pairs)
+    return theta[k:k + n].copy(), mu, theta[k + n:k + 2 * n].copy()
+
+
+@njit(cache=True)
+def joint_friction(fr: np.ndarray, i: int, w: float) -> float:
+    """Friction torque of joint i at relative velocity w (fr: (n, 5) Fc, Fs, vt, b, cd)."""
+    fc, fs, vt, b = fr[i, 0], fr[i, 1], fr[i, 2], fr[i, 3]
+    out = b * w + fr[i, 4] * abs(w) * w
+    if (fc != 0.0 or fs != 0.0) and vt > 0.0:
+        r = w / vt
+        d = 0.25 * r * r + 0.75
+        out += fc * math.tanh(4.0 * r) + (fs - fc) * r / (d * d)
+    return out
+
+
+@njit(cache=True)
+def chain_acceleration_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
+                            fr: np.ndarray, x: np.ndarray, out: np.ndarray, mm: np.ndarray,
+                            tau: np.ndarray) -> None:
+    """q'' of the state x = (q, q') into `out`, with work arrays mm (n, n) and tau (n,)
+    (Cholesky: M is symmetric positive definite)."""
+    n = kappa.shape[0]
+    for i in range(n):
+        acc = g * nu[i] * math.sin(x[i])
+        for j in range(n):
+            if j == i:
+                mm[i, i] = kappa[i]
+            else:
+                d = x[i] - x[j]
+                mm[i, j] = mu[i, j] * math.cos(d)
+                acc -= mu[i, j] * math.sin(d) * x[n + j] * x[n + j]
+        acc -= joint_friction(fr, i, x[n + i] - (x[n + i - 1] if i > 0 else 0.0))
+        if i + 1 < n:
+            acc += joint_friction(fr, i + 1, x[n + i + 1] - x[n + i])
+        tau[i] = acc
+    for j in range(n):  # Cholesky M = L L^T in the lower triangle of mm
+        s = mm[j, j]
+        for k in range(j):
+            s -= mm[j, k] * mm[j, k]
+        mm[j, j] = math.sqrt(s)
+        for i in range(j + 1, n):
+            s = mm[i, j]
+            for k in range(j):
+                s -= mm[i, k] * mm[j, k]
+            mm[i, j] = s / mm[j, j]
+    for i in range(n):  # L z = tau
+        s = tau[i]
+        for k in range(i):
+            s -= mm[i, k] * out[k]
+        out[i] = s / mm[i, i]
+    for i in range(n - 1, -1, -1):  # L^T x = z
+        s = out[i]
+        for k in range(i + 1, n):
+            s -= mm[k, i] * out[k]
+        out[i] = s / mm[i, i]
+
+
+@njit(cache=True)
+def chain_acceleration(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
+                       fr: np.ndarray, q: np.ndarray, qd: np.ndarray, out: np.ndarray) -> None:
+    """q'' = M(q)^-1 tau(q, q') into `out`."""
+    n = q.shape[0]
+    x = np.empty(2 * n)
+    x[:n] = q
+    x[n:] = qd
+    chain_acceleration_into(kappa, mu, nu, g, fr, x, out, np.empty((n, n)), np.empty(n))
+
+
+@njit(cache=True)
+def _rk4_step(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, fr: np.ndarray,
+              x: np.ndarray, dt: float, k: np.ndarray, xs: np.ndarray, acc: np.ndarray,
+              mm: np.ndarray, tau: np.ndarray) -> None:
+    """x += one classic RK4 step; k (4, 2n), xs (2n,), acc (n,) are work arrays."""
+    n = kappa.shape[0]
+    w = (0.0, 0.5, 0.5, 1.0)
+    for stage in range(4):
+        for i in range(2 * n):
+            xs[i] = x[i] + w[stage] * dt * k[stage - 1, i] if stage else x[i]
+        chain_acceleration_into(kappa, mu, nu, g, fr, xs, acc, mm, tau)
+        for i in range(n):
+            k[stage, i] = xs[n + i]
+            k[stage, n + i] = acc[i]
+    for i in range(2 * n):
+        x[i] += dt / 6.0 * (k[0, i] + 2.0 * k[1, i] + 2.0 * k[2, i] + k[3, i])
+
+
+@njit(cache=True, nogil=True)
+def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
+                   fr: np.ndarray, x0: np.ndarray, lengths: np.ndarray, dt: float,
+                   substeps: int) -> np.ndarray:
+    """Angles (sum(lengths), n) of segments simulated from their states x0 (S, 2n).
+
+    Segment s gives lengths[s] samples dt * substeps apart, the first its own x0[s]. A
+    segment that diverges (non-finite state) is left at NaN from there on. Releases the
+    GIL, so Jacobian columns can be simulated in threads.
+    """
+    n = kappa.shape[0]
+    total = 0
+    for s in range(lengths.shape[0]):
+        total += lengths[s]
+    out = np.full((total, n), np.nan)
+    k = np.empty((4, 2 * n))
+    xs = np.empty(2 * n)
+    acc = np.empty(n)
+    mm = np.empty((n, n))
+    tau = np.empty(n)
+    x = np.empty(2 * n)
+    row = 0
+    for s in range(lengths.shape[0]):
+        x[:] = x0[s]
+        for j in range(lengths[s]):
+            finite = True
+            for i in range(2 * n):
+                if not math.isfinite(x[i]):
+                    finite = False
+            if not finite:
+                break
+            for i in range(n):
+                out[row + j, i] = x[i]
+            if j + 1 == lengths[s]:
+                break
+            for _ in range(substeps):
+                _rk4_step(kappa, mu, nu, g, fr, x, dt, k, xs, acc, mm, tau)
+        row += lengths[s]
+    return out
+
+
+@njit(cache=True)
+def chain_energy(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, q: np.ndarray,
+                 qd: np.ndarray) -> float:
+    """T + V of the chain (friction dissipates it)."""
+    n = q.shape[0]
+    e = 0.0
+    for i in range(n):
+        e += 0.5 * kappa[i] * qd[i] * qd[i] + g * nu[i] * math.cos(q[i])
+        for j in range(i + 1, n):
+            e += mu[i, j] * qd[i] * qd[j] * math.cos(q[i] - q[j])
+    return e
+
+
+def chain_regressor(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, g: float) -> np.ndarray:
+    """Seed 002's Phi~ (eq. 13, u = 0) with the cart fixed, per sample: (k, n, r) with
+    columns [mu_ij, kappa_i, nu_i, b_i], r = n(n-1)/2 + 3n, and Phi~ theta~ = 0."""
+    q, qd, qdd = (np.asarray(x, dtype=np.float64) for x in (q, qd, qdd))
+    k, n = q.shape
+    pairs = link_pairs(n)
+    npair = len(pairs)
+    phi = np.zeros((k, n, npair + 3 * n))
+    for c, (i, j) in enumerate(pairs):
+        d = q[:, i] - q[:, j]
+        phi[:, i, c] = np.cos(d) * qdd[:, j] + np.sin(d) * qd[:, j] ** 2  # f_ij
+        phi[:, j, c] = np.cos(d) * qdd[:, i] - np.sin(d) * qd[:, i] ** 2  # f_ji
+    for i in range(n):
+        phi[:, i, npair + i] = qdd[:, i]
+        phi[:, i, npair + n + i] = -g * np.sin(q[:, i])
+        w = qd[:, i] - (qd[:, i - 1] if i > 0 else 0.0)
+        phi[:, i, npair + 2 * n + i] = w
+        if i > 0:
+            phi[:, i - 1, npair + 2 * n + i] = -w
+    return phi
+
+
+__all__ = [
+    "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
+    "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction", "link_pairs",
+    "unpack_inertial",
+]

@@ -1,0 +1,139 @@
+"""Rig kinds and the parameter sets of the chain model (identify.model._chain).
+
+A rig kind is `furuta` (the tilted Furuta pendulum of model.md), `single` (one free joint
+swinging in a plane tilted from the vertical: a plain pendulum, a Furuta rig with a
+joint clamped) or `nlink:N` (seed 002's n-link pendulum with its cart fixed, N = 1-3).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._chain import chain_segments, inertial_names, inertial_normaliser, link_pairs, unpack_inertial
+from ._params import G_ACCEL
+
+RIG_KINDS = ("furuta", "single", "nlink:1", "nlink:2", "nlink:3")
+FrictionModel = Literal["auto", "viscous", "coulomb-viscous", "brown-mcphee",
+                        "coulomb-viscous-drag", "brown-mcphee-drag"]
+
+
+def parse_rig_kind(text: str) -> tuple[str, int]:
+    """'furuta' -> ('furuta', 2), 'single' -> ('single', 1), 'nlink:N' -> ('nlink', N)."""
+    t = text.strip().lower()
+    if t == "furuta":
+        return "furuta", 2
+    if t == "single":
+        return "single", 1
+    if t.startswith("nlink:") and t[6:].isdigit() and 1 <= int(t[6:]) <= 3:
+        return "nlink", int(t[6:])
+    raise ValueError(f"rig kind {text!r}: expected furuta, single or nlink:N with N = 1-3")
+
+
+class ChainRig(BaseModel):
+    """What identification is told of a chain rig: its kind, plane and friction law."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = Field("single", description="single or nlink:N (N = 1-3)")
+    tilt_deg: float = Field(0.0, ge=0, lt=90,
+                            description="plane of motion from the vertical (single), deg")
+    g: float = Field(G_ACCEL, gt=0, description="gravity, m/s^2")
+    friction: FrictionModel = Field(
+        "auto", description="joint friction law; auto tries Coulomb + viscous and "
+                            "Brown-McPhee and keeps the one the BIC prefers")
+
+    def model_post_init(self, context: Any, /) -> None:
+        kind, _ = parse_rig_kind(self.kind)
+        if kind == "furuta":
+            raise ValueError("rig kind furuta has its own model (RigParams), not ChainRig")
+
+    @property
+    def links(self) -> int:
+        return parse_rig_kind(self.kind)[1]
+
+    @property
+    def g_plane(self) -> float:
+        """Gravity in the plane of motion."""
+        return self.g * math.cos(math.radians(self.tilt_deg))
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return tuple(f"theta{i + 1}" for i in range(self.links))
+
+
+@dataclass(frozen=True)
+class ChainParams:
+    """The chain's theta~: inertial part [mu_ij, kappa_i, nu_i] and joint friction (n, 5)
+    columns Fc, Fs, vt, b, cd, all in one common unit (physical, or divided by the normaliser)."""
+
+    inertial: np.ndarray
+    friction: np.ndarray
+
+    @property
+    def links(self) -> int:
+        return int(self.friction.shape[0])
+
+    def normalised(self) -> ChainParams:
+        """Divided by the normaliser (mu_{n-1,n}, or nu_1 for one link); v_t is kept."""
+        c = float(self.inertial[inertial_normaliser(self.links)])
+        fr = self.friction.copy()
+        fr[:, [0, 1, 3, 4]] /= c
+        return ChainParams(self.inertial / c, fr)
+
+    def simulate(self, g_plane: float, x0: np.ndarray, lengths: np.ndarray, dt: float,
+                 substeps: int = 1) -> np.ndarray:
+        """Angles of segments of lengths[s] samples dt apart, each from its state x0[s]."""
+        kappa, mu, nu = unpack_inertial(self.inertial, self.links)
+        return chain_segments(kappa, mu, nu, g_plane, np.ascontiguousarray(self.friction),
+                              np.ascontiguousarray(x0, dtype=np.float64),
+                              np.asarray(lengths, dtype=np.int64), dt / substeps, substeps)
+
+    @classmethod
+    def physical(cls, m: list[float], com: list[float], l: list[float], J: list[float],
+                 b: list[float] | None = None) -> ChainParams:
+        """From link masses (kg), joint-to-centre-of-mass distances (m), lengths joint to
+        joint (m; the last link's is not needed), inertias about the centre of mass (kg m^2)
+        and viscous joint friction (N m s)."""
+        n = len(m)
+        lengths = list(l) + [0.0] * (n - len(l))
+        if not (len(com) == len(J) == n) or n < 1:
+            raise ValueError(f"m, com and J need one entry per link ({n})")
+        tail = [sum(m[k + 1:]) for k in range(n)]
+        nu = [m[i] * com[i] + lengths[i] * tail[i] for i in range(n)]
+        kappa = [J[i] + m[i] * com[i] ** 2 + lengths[i] ** 2 * tail[i] for i in range(n)]
+        mu = [lengths[i] * nu[j] for i, j in link_pairs(n)]
+        fr = np.zeros((n, 5))
+        fr[:, 3] = b if b is not None else 0.0
+        return cls(np.array(mu + kappa + nu, dtype=np.float64), fr)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], links: int) -> ChainParams:
+        """A parameter set from JSON: physical (m, com, l, J, b) or by name (kappa1, nu1,
+        mu12, ... and Fc1, Fs1, vt1, b1, cd1, any common unit; missing friction terms are 0)."""
+        if "m" in data:
+            p = cls.physical(list(data["m"]), list(data["com"]), list(data.get("l", [])),
+                             list(data["J"]), list(data.get("b", [0.0] * len(data["m"]))))
+            if p.links != links:
+                raise ValueError(f"the parameter set has {p.links} links, the rig {links}")
+            return p
+        names = inertial_names(links)
+        missing = [k for k in names if k not in data]
+        if missing:
+            raise ValueError(f"the parameter set lacks {', '.join(missing)} (or give m, com, "
+                             "l, J, b)")
+        fr = np.zeros((links, 5))
+        for i in range(links):
+            for c, term in enumerate(("Fc", "Fs", "vt", "b", "cd")):
+                fr[i, c] = float(data.get(f"{term}{i + 1}", 0.0))
+        fr[:, 1] = np.where(fr[:, 1] == 0, fr[:, 0], fr[:, 1])  # no Fs: Coulomb
+        fr[:, 2] = np.where((fr[:, 2] <= 0) & (fr[:, 0] != 0), 1e-3, fr[:, 2])
+        return cls(np.array([float(data[k]) for k in names]), fr)
+
+
+__all__ = ["RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind"]
