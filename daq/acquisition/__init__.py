@@ -15,6 +15,7 @@ from ._capture import (
     capture_summary,
     new_capture_id,
     to_measurement,
+    to_record,
 )
 from ._engine import AcquisitionEngine
 from ._events import (
@@ -28,6 +29,7 @@ from ._events import (
     Telemetry,
     TriggerArmed,
 )
+from ._identification import CHAIN_METHODS, identify_capture
 from ._link import LinkWatch, error_counts, grown, summary_line
 from ._ring import RingBuffer
 from ._telemetry import TelemetryDecimator
@@ -42,6 +44,7 @@ from ._trigger import (
 )
 
 __all__ = [
+    "CHAIN_METHODS", "identify_capture", "to_record",
     "MAX_ANGLE_RAD", "MAX_RATE_HZ", "MIN_RATE_HZ", "AcquisitionEngine", "Armed", "BlockSeen",
     "Capture", "CaptureAborted", "CaptureProgress", "CaptureStarted", "CaptureTaken",
     "EngineEvent", "FreeDecayTrigger", "LinkChanged", "LinkWatch", "RingBuffer", "Settled",

@@ -20,10 +20,20 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from drivers import SourceInfo
-from identify import SOFTWARE_VERSION, Measurement, RigParams, encoder_quantum, utc_now
+from identify import (
+    SOFTWARE_VERSION,
+    ChainRig,
+    Measurement,
+    Record,
+    RigParams,
+    encoder_quantum,
+    utc_now,
+)
+
+from ..config import RigKindConfig
 
 __all__ = ["Capture", "TriggerInfo", "capture_resolution", "capture_summary", "new_capture_id",
-           "to_measurement"]
+           "to_measurement", "to_record"]
 
 
 #: rates a capture may have: a rig samples at 100 Hz to 100 kHz, imports may differ
@@ -74,6 +84,7 @@ class Capture:
     software_version: str = SOFTWARE_VERSION
     created_utc: str = field(default_factory=utc_now)
     imported_angles_rad: np.ndarray | None = None  # float64 (n, 2), only without counts
+    kind: RigKindConfig | None = None  # which rig the channels are on; None: the Furuta rig
 
     def __post_init__(self) -> None:
         si = np.asarray(self.sample_index)
@@ -189,3 +200,23 @@ def to_measurement(capture: Capture, rig: RigParams | None = None) -> Measuremen
     return Measurement(angles=capture.angles_rad, sample_index=capture.sample_index,
                        rate_hz=capture.sample_rate_hz, rig=rig or capture.rig,
                        resolution_rad=capture_resolution(capture), capture_id=capture.capture_id)
+
+
+def to_record(capture: Capture) -> tuple[Record, ChainRig]:
+    """A chain rig's capture as identification takes it: absolute link angles from the
+    upward vertical (seed 002's delta_i) from the channels its kind says, and the rig."""
+    kind = capture.kind
+    if kind is None or not kind.is_chain:
+        raise ValueError("the capture is of the Furuta rig: use to_measurement")
+    rig = kind.chain_rig()
+    a = capture.angles_rad
+    zero = math.pi if kind.zero == "hanging" else 0.0
+    if rig.links == 1:
+        angles = a[:, [kind.channel]] + zero
+    else:
+        link1 = a[:, 0] + zero
+        link2 = a[:, 1] + (link1 if kind.joint_angles == "relative" else zero)
+        angles = np.column_stack([link1, link2])
+    return (Record(angles=angles, sample_index=capture.sample_index,
+                   rate_hz=capture.sample_rate_hz, resolution_rad=capture_resolution(capture),
+                   capture_id=capture.capture_id), rig)

@@ -27,7 +27,7 @@ import numpy as np
 from drivers import SampleBlock, Source
 from identify import SOFTWARE_VERSION, RigParams, utc_now
 
-from ..config import TriggerConfig
+from ..config import RigKindConfig, TriggerConfig
 from ._capture import Capture, TriggerInfo, new_capture_id
 from ._events import (
     BlockSeen,
@@ -71,10 +71,11 @@ class AcquisitionEngine:
 
     def __init__(self, source: Source, *, rig: RigParams, trigger: TriggerConfig,
                  ring_s: float, telemetry_hz: float = 0.0, armed: bool = True,
-                 progress_s: float = 1.0) -> None:
+                 progress_s: float = 1.0, kind: RigKindConfig | None = None) -> None:
         info = source.info
         self.source = source
         self.rig = rig
+        self.kind = kind if kind is not None and kind.is_chain else None
         self.rate = info.sample_rate_hz
         self.ring = RingBuffer.from_seconds(ring_s, self.rate)
         self.trigger = FreeDecayTrigger(trigger, self.rate)
@@ -236,7 +237,7 @@ class AcquisitionEngine:
         capture = Capture(capture_id=rec.capture_id, sample_index=idx.copy(),
                           counts=counts.copy(), sample_rate_hz=info.sample_rate_hz,
                           counts_per_rev=info.counts_per_rev, rig=self.rig, source=info,
-                          trigger=trig, software_version=SOFTWARE_VERSION)
+                          trigger=trig, software_version=SOFTWARE_VERSION, kind=self.kind)
         return CaptureTaken(capture, grown(error_counts(self.health()), rec.link_errors))
 
     def _drop(self, rec: _Recording) -> CaptureAborted:

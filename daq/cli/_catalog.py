@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from identify import PARAM_NAMES, IdentificationResult, identify
+from identify import PARAM_NAMES, IdentificationResult
 
-from ..acquisition import to_measurement
+from ..acquisition import identify_capture
 from ..config import Settings
 from ..mqtt import Courier, Topics, parse_mqtt_url, probe_broker
 from ..runtime import ArchiveError, CatalogArchive, Reidentified, Reidentifier, result_line
@@ -253,6 +253,6 @@ async def _identify_here(path: Path, method: str) -> IdentificationResult:
     bar = ProgressBar(f"identify {method}")
     try:
         return await asyncio.to_thread(
-            lambda: identify(to_measurement(read_capture(path)), method=method, progress=bar))
+            lambda: identify_capture(read_capture(path), method, progress=bar))
     finally:
         bar.close()

@@ -30,6 +30,7 @@ from identify import (
 )
 from identify.model import inertial_names
 
+from ..acquisition import Capture, to_record
 from ..storage import CaptureLimits, read_joint_csv
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
@@ -100,6 +101,10 @@ def _params(text: str, links: int) -> ChainParams:
 
 
 def _record(args: argparse.Namespace, links: int) -> Record:
+    if Path(args.file).suffix.lower() in (".h5", ".hdf5"):
+        raise UsageError(f"{args.file}: this capture records no single or n-link rig; a "
+                         "chain rig's file comes from a session with [rig] kind set, or as "
+                         "CSV t,theta1[,...]")
     settings = settings_of(args)
     bar = ProgressBar(f"read {Path(args.file).name}")
     try:
@@ -122,9 +127,18 @@ def _rig(args: argparse.Namespace) -> ChainRig:
         raise UsageError(f"--rig/--tilt: {str(exc).splitlines()[-1].strip()}") from None
 
 
-def cmd_identify_chain(args: argparse.Namespace) -> int:
-    rig = _rig(args)
-    record = _record(args, rig.links)
+def cmd_identify_chain(args: argparse.Namespace, capture: Capture | None = None) -> int:
+    """Identify (and validate) a chain rig's record: a CSV, or a capture recorded with
+    its kind."""
+    if capture is not None:
+        record, rig = to_record(capture)
+        if args.tilt is not None or args.friction_law:
+            rig = rig.model_copy(update={k: v for k, v in (("tilt_deg", args.tilt),
+                                                           ("friction", args.friction_law))
+                                         if v is not None})
+    else:
+        rig = _rig(args)
+        record = _record(args, rig.links)
     span = _span(args.validate) if args.validate else None
     seg_s = args.segment_s or 0.0
     if seg_s < 0:
@@ -185,3 +199,58 @@ def format_chain(out: dict[str, Any]) -> str:
             lines.append(f"{label}: {v['span'][0]:.3f}-{v['span'][1]:.3f} s "
                          f"{format_fit(v['fit_percent'])}")
     return "\n".join(lines)
+
+
+# -- simulate --rig single|nlink:N ---------------------------------------------------------
+#: the default true rig of `simulate --rig`: seed 002's laboratory pendulum, with Coulomb and
+#: Stribeck friction per joint on top of its viscous terms
+DEFAULT_COULOMB_NM = (4e-3, 3e-3, 1.5e-3)
+
+
+def default_chain_params(links: int) -> ChainParams:
+    from identify.seeds import NLinkParams
+
+    lab = NLinkParams.lab(links)
+    p = ChainParams.physical(list(lab.m), [a * l for a, l in zip(lab.a, lab.l, strict=True)],
+                             list(lab.l), list(lab.J), list(lab.b))
+    fr = p.friction.copy()
+    fr[:, 0] = DEFAULT_COULOMB_NM[:links]
+    fr[:, 1] = 1.8 * fr[:, 0]
+    fr[:, 2] = 0.05
+    return ChainParams(p.inertial, fr)
+
+
+def cmd_simulate_chain(args: argparse.Namespace, realism: Any) -> int:
+    from identify.signal import chain_record
+
+    rig = _rig(args)
+    out = Path(args.out)
+    if out.suffix.lower() != ".csv":
+        raise UsageError(f"--out {out}: a {rig.kind} record is written as CSV (t,theta1...)")
+    params = _params(args.params, rig.links) if args.params else default_chain_params(rig.links)
+    angles = args.angles or [120.0] * rig.links
+    if len(angles) != rig.links:
+        raise UsageError(f"--angles: rig kind {rig.kind} needs {rig.links} angle(s), got "
+                         f"{len(angles)}")
+    push = realism.push_rad_s
+    x0 = [math.radians(a) for a in angles] + [push[0]] * (rig.links - 1) + [push[1]]
+    rate = args.rate or 1000.0
+    if not (math.isfinite(rate) and 100 <= rate <= 100_000):
+        raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
+    try:
+        rec = chain_record(rig, params, x0, args.duration, realism, rest_s=args.rest,
+                           rate_hz=rate)
+    except ValueError as exc:
+        raise UsageError(f"simulate: {exc}") from None
+    t = rec.sample_index / rec.rate_hz
+    header = (f"# hilrig simulate --rig {rig.kind}: unit=rad zero=upright (absolute link "
+              f"angles), tilt {rig.tilt_deg:g} deg\n" + ",".join(
+                  ["t"] + [f"theta{i + 1}" for i in range(rig.links)]) + "\n")
+    body = "\n".join(",".join([repr(float(x)) for x in (tt, *row)])
+                     for tt, row in zip(t, rec.angles, strict=True))
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_text(header + body + "\n", encoding="utf-8")
+    tmp.replace(out)  # whole or not at all
+    print(f"wrote {out}: {rec.angles.shape[0]} samples of {rig.kind}, {args.duration:g} s "
+          f"after release from {', '.join(f'{a:g}' for a in angles)} deg")
+    return 0

@@ -28,7 +28,7 @@ from identify.reference import TABLE_III_TRUTH
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import MAX_NESTING, Settings, first_error, json_nesting
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
-from ._chain import chain_kind_of, cmd_identify_chain
+from ._chain import chain_kind_of, cmd_identify_chain, cmd_simulate_chain
 from ._measured import with_measured
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
@@ -83,6 +83,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from drivers.sim import SimulatedRig
 
     settings = settings_of(args)
+    if chain_kind_of(args):
+        _check_out_free(Path(args.out), args.force)
+        if not args.duration > 0 or args.rest < 0:
+            raise UsageError("--duration must be positive and --rest >= 0")
+        return cmd_simulate_chain(args, _realism_arg(args, settings.sim.realism))
     out = Path(args.out)
     if out.suffix.lower() not in (".h5", ".hdf5", ".csv"):
         raise UsageError(f"--out {out}: the file must end in .h5 or .csv")
@@ -180,9 +185,10 @@ def _read(path: str, settings: Settings) -> Capture:
         bar.close()
 
 
-def _load_measurement(args: argparse.Namespace, settings: Settings) -> Measurement:
+def _load_measurement(args: argparse.Namespace, settings: Settings,
+                      capture: Capture | None = None) -> Measurement:
     path, tilt = args.file, args.tilt
-    capture = _read(path, settings)
+    capture = capture or _read(path, settings)
     # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
     rig = capture.rig if capture.source.kind != "replay" else settings.rig
     rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
@@ -196,12 +202,23 @@ def _load_measurement(args: argparse.Namespace, settings: Settings) -> Measureme
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    # the rig kind: --rig, else what an HDF5 capture recorded, else the [rig] config
+    capture = None
+    if args.rig is None and Path(args.file).suffix.lower() in (".h5", ".hdf5"):
+        capture = _read(args.file, settings)
+        if capture.kind is not None and capture.kind.is_chain:
+            return cmd_identify_chain(args, capture=capture)
+    elif args.rig is None and settings.rig_kind.is_chain:
+        args.rig = settings.rig_kind.kind
+        args.friction_law = args.friction_law or settings.rig_kind.friction
+        args.tilt = settings.rig_kind.plane_tilt_deg if args.tilt is None else args.tilt
     if chain_kind_of(args):
         return cmd_identify_chain(args)
     for flag in ("validate", "params", "unit", "zero", "friction_law", "segment_s"):
         if getattr(args, flag, None):
             raise UsageError(f"--{flag.replace('_', '-')} is for --rig single or nlink:N")
-    m = _load_measurement(args, settings_of(args))
+    m = _load_measurement(args, settings, capture)
     bar = ProgressBar(f"identify {args.method}")
     try:
         result = identify(m, method=args.method, progress=bar)

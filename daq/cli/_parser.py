@@ -100,6 +100,13 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     s.add_argument("--friction", help="JSON object of friction parameters (or @file.json)")
     s.add_argument("--force", action="store_true", help="overwrite an existing file")
     _realism_options(s)
+    k = s.add_argument_group("other rig kinds (single, nlink:N; written as CSV)")
+    k.add_argument("--rig", metavar="KIND", help="single or nlink:N (default: furuta)")
+    k.add_argument("--angles", type=float, nargs="+", metavar="DEG",
+                   help="release angle of each link from the upward vertical (default 120)")
+    k.add_argument("--params", metavar="JSON", help="the true parameters (or @file.json): m, "
+                   "com, l, J, b (SI) or by name; default seed 002's laboratory pendulum")
+    k.add_argument("--friction-law", default=None, help=argparse.SUPPRESS)
     s.set_defaults(handler="_offline:cmd_simulate")
 
     i = sub.add_parser("identify", help="identify the friction parameters of a capture file")

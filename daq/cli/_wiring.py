@@ -8,6 +8,7 @@ the storage directory, the command router and the courier that owns the connecti
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -33,6 +34,21 @@ def sim_source(settings: Settings, *, paced: bool, pose_deg: tuple[float, float]
     from drivers.sim import SimulatedRig
 
     sim = settings.sim
+    kind = settings.rig_kind
+    if kind.is_chain:  # the chain rig [rig] kind names, on the same two channels
+        from drivers.sim import ChainMount, SimulatedChainRig
+
+        from ._chain import default_chain_params
+
+        rig = kind.chain_rig()
+        mount = ChainMount(rig, default_chain_params(rig.links), channel=kind.channel,
+                           relative=kind.joint_angles == "relative",
+                           zero_rad=math.pi if kind.zero == "hanging" else 0.0)
+        return SimulatedChainRig(
+            mount, pose_deg if pose_deg is not None else sim.pose_deg,
+            rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
+            block_size=sim.block_size, paced=paced, hold_s=sim.hold_s,
+            auto_release=auto_release, realism=sim.realism)
     return SimulatedRig(rig=settings.rig, friction=sim.friction,
                         pose_deg=pose_deg if pose_deg is not None else sim.pose_deg,
                         rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,

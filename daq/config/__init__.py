@@ -4,6 +4,7 @@ The bottom layer of `daq`: every other subpackage may import it, it imports none
 """
 
 from ._json import MAX_DOCUMENT_NESTING, MAX_NESTING, json_nesting, loads_bounded
+from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
 from ._settings import (
     ConfigError,
     IdentifyConfig,
@@ -18,6 +19,7 @@ from ._settings import (
 from ._validation import first_error, one_line, where
 
 __all__ = [
+    "RIG_KIND_KEYS", "RigKindConfig",
     "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ConfigError", "IdentifyConfig", "MqttConfig",
     "RingConfig", "Settings", "SimConfig", "StorageConfig", "TriggerConfig", "first_error",
     "json_nesting", "load_settings", "loads_bounded", "one_line", "where",

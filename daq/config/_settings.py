@@ -29,6 +29,7 @@ from identify import DEFAULT_METHOD, FrictionParams, RigParams
 from identify.model import Realism
 from identify.reference import TABLE_III_TRUTH
 
+from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
 from ._validation import first_error
 
 
@@ -139,12 +140,28 @@ class Settings(BaseSettings):
     sample_rate_hz: float = Field(10_000.0, ge=100, le=100_000)
     counts_per_rev: int = Field(40_000, ge=4, le=2**24)
     rig: RigParams = Field(default_factory=RigParams)
+    rig_kind: RigKindConfig = Field(
+        default_factory=RigKindConfig,
+        description="which rig the encoders are on: the [rig] keys kind, channel, "
+                    "joint_angles, zero, plane_tilt_deg and friction")
     sim: SimConfig = Field(default_factory=SimConfig)
     mqtt: MqttConfig = Field(default_factory=MqttConfig)
     trigger: TriggerConfig = Field(default_factory=TriggerConfig)
     ring: RingConfig = Field(default_factory=RingConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     identify: IdentifyConfig = Field(default_factory=IdentifyConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rig_kind_keys_from_rig(cls, data: Any) -> Any:
+        # one [rig] table for the lab: the kind's keys go to rig_kind, the rest to RigParams
+        if isinstance(data, dict) and isinstance(data.get("rig"), dict):
+            rig = dict(data["rig"])
+            moved = {k: rig.pop(k) for k in RIG_KIND_KEYS if k in rig}
+            if moved:
+                data = {**data, "rig": rig,
+                        "rig_kind": {**dict(data.get("rig_kind") or {}), **moved}}
+        return data
 
     @model_validator(mode="after")
     def _ring_holds_a_whole_capture(self) -> Settings:
@@ -201,7 +218,8 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
         return Settings(**overrides)
     except ValidationError as exc:
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise ConfigError(f"{path or 'settings'}: {first_error(exc, '(top level)')}{more}"
-                          ) from None
+        # the kind's keys are written in [rig]: name them there
+        text = first_error(exc, "(top level)").replace("rig_kind.", "rig.", 1)
+        raise ConfigError(f"{path or 'settings'}: {text}{more}") from None
     finally:
         _TOML_DATA.reset(token)

@@ -46,7 +46,7 @@ def _result_text(msg: dict[str, Any]) -> str:
     params: Any = next((msg[k] for k in ("parameters", "friction", "params")
                         if isinstance(msg.get(k), dict)), msg)
     parts += [f"{k}={_num(v)}" for k, v in params.items()
-              if k.startswith(("mu_d", "mu_s", "mu_v"))]
+              if k.startswith(("mu_d", "mu_s", "mu_v", "Fc", "Fs", "b", "cd"))]
     return " ".join(parts)
 
 

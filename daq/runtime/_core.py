@@ -58,7 +58,7 @@ class RunCore:
         self.engine = AcquisitionEngine(
             source, rig=settings.rig, trigger=settings.trigger, ring_s=settings.ring.seconds,
             telemetry_hz=settings.mqtt.telemetry_hz if courier is not None else 0.0,
-            armed=armed)
+            armed=armed, kind=settings.rig_kind)
         self.publication = Publication(courier, source, ids=ids)
         self.owns_pool = pool is None
         self.pool = pool or IdentificationPool()

@@ -72,7 +72,7 @@ class Ledger(Protocol):
 
 
 def result_line(result: IdentificationResult) -> str:
-    """One terminal line: the fit and the Coulomb and viscous coefficients."""
+    """One terminal line: the fit and the key parameters (Coulomb, viscous...)."""
     p = result.parameters
 
     def show(name: str) -> str:
@@ -80,7 +80,7 @@ def result_line(result: IdentificationResult) -> str:
         return f"{name}=n/i" if value is None else f"{name}={value:.4g}"
 
     return (f"result {result.capture_id} {result.method}: fit {format_fit(result.fit_percent)}, "
-            + ", ".join(show(n) for n in ("mu_d0", "mu_v0", "mu_d1", "mu_v1"))
+            + ", ".join(show(n) for n in result.key_parameters())
             + f" ({result.compute_seconds:.2f} s)")
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from identify import IdentificationResult, identify
+from identify import IdentificationResult
 
-from ..acquisition import to_measurement
+from ..acquisition import identify_capture
 from ..storage import read_capture
 
 __all__ = ["IdentificationPool", "identify_file"]
@@ -25,7 +25,7 @@ __all__ = ["IdentificationPool", "identify_file"]
 
 def identify_file(path: str, method: str) -> str:
     """Identify one capture file; the IdentificationResult as JSON (runs in the pool)."""
-    return identify(to_measurement(read_capture(path)), method=method).to_json()
+    return identify_capture(read_capture(path), method).to_json()
 
 
 def _warm_up() -> None:

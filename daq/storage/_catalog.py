@@ -322,13 +322,13 @@ class Catalog:
             row = self._one("SELECT result_id FROM results WHERE result_key = ?", result_key)
             if row is not None:
                 return self.result(row[0])
-        fit = result.fit_percent
+        first, second = result.joint_fits()  # arm, pendulum; or a chain rig's theta1, theta2
         cur = self._write(
             "INSERT INTO results (capture_id, method, result_key, created_utc, fit_arm, "
             "fit_pendulum, compute_seconds, result_json, software_version) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            capture_id, result.method, result_key, result.created_utc, fit.get("arm"),
-            fit.get("pendulum"), result.compute_seconds, result.to_json(),
+            capture_id, result.method, result_key, result.created_utc, first,
+            second, result.compute_seconds, result.to_json(),
             result.software_version)
         return self.result(int(cur.lastrowid or 0))
 

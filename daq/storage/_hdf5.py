@@ -6,7 +6,9 @@ Layout (all at the root of the file):
     angles_rad    float64 (n, 2) only for captures imported from angles (then no counts)
     sample_index  int64 (n,)     device sample counter; a step > 1 marks lost samples
     attributes    format, format_version, capture_id, sample_rate_hz, counts_per_rev,
-                  software_version, created_utc, rig_json, source_json, trigger_json
+                  software_version, created_utc, rig_json, source_json, trigger_json;
+                  optional rig_kind_json (which rig the channels are on: single, nlink:2;
+                  absent, the Furuta rig), so a file says how to identify it
 
 Angles of a counts capture are counts * 2 pi / counts_per_rev and are never stored.
 Datasets are chunked per column (64 Ki rows), byte-shuffled, gzip level 4 and
@@ -28,7 +30,7 @@ from drivers import SourceInfo
 from identify import RigParams
 
 from ..acquisition import Capture, TriggerInfo
-from ..config import first_error
+from ..config import RigKindConfig, first_error
 from ._atomic import atomic_target
 from ._errors import CaptureFileError, one_line_text
 from ._limits import CaptureLimits
@@ -81,6 +83,8 @@ def write_capture_h5(path: str | os.PathLike[str], capture: Capture, *,
             f.attrs["rig_json"] = capture.rig.model_dump_json()
             f.attrs["source_json"] = capture.source.model_dump_json()
             f.attrs["trigger_json"] = capture.trigger.model_dump_json()
+            if capture.kind is not None:  # optional: a file without it is of the Furuta rig
+                f.attrs["rig_kind_json"] = capture.kind.model_dump_json()
             if capture.counts is not None:
                 ds = _create_column_chunked(f, "counts", capture.counts)
                 ds.attrs["columns"] = "arm,pendulum"
@@ -196,8 +200,15 @@ def _capture_from_h5(f: h5py.File, p: Path, limits: CaptureLimits) -> Capture:
             models[name] = model.model_validate_json(_attr_str(f, name, p))
         except ValidationError as exc:
             raise CaptureFileError(f"{p}: attribute {name}: {_pydantic_msg(exc)}") from None
+    kind = None
+    if "rig_kind_json" in f.attrs:
+        try:
+            kind = RigKindConfig.model_validate_json(_attr_str(f, "rig_kind_json", p))
+        except ValidationError as exc:
+            raise CaptureFileError(f"{p}: attribute rig_kind_json: {_pydantic_msg(exc)}") from None
     try:
         return Capture(
+            kind=kind,
             capture_id=_attr_str(f, "capture_id", p),
             sample_index=si,
             counts=counts,

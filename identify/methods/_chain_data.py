@@ -3,8 +3,10 @@
 - The record is averaged down to at most 500 Hz (identify.signal.decimate_mean on each
   gap-free run); the RK4 simulator steps 2 ms exactly (a swing of 15 rad/s moves 0.03 rad
   a step, where RK4's local error is (omega h)^5 / 120, far below the noise).
-- Spans held out for validation and gaps never enter a segment; runs are cut into
-  segments of `segment_s` (a chaotic swing is followed one segment at a time).
+- What comes before the free motion (a hold, a hand's tremor, its letting go:
+  identify.signal.motion_start) stays out, as do spans held out for validation and gaps;
+  runs are cut into segments of `segment_s` (a chaotic swing is followed one segment at a
+  time).
 - Noise per joint from third differences: for white noise var(d^3 x) = 20 sigma^2, and a
   swing's own third difference (jerk dt^3) is far below an encoder count at 1 kHz; the
   median absolute value makes it robust to the few steps a fast reversal leaves.
@@ -22,7 +24,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..model import ChainParams, ChainRig, chain_regressor, inertial_normaliser, link_pairs
-from ..signal import Record, decimate_mean, holoborodko_first, holoborodko_second
+from ..signal import (
+    Record,
+    decimate_mean,
+    holoborodko_first,
+    holoborodko_second,
+    motion_start,
+)
 from ._chain_problem import VT_COULOMB, ChainData
 
 FIT_RATE_HZ = 500.0
@@ -51,6 +59,11 @@ def runs(record: Record, exclude: Sequence[tuple[float, float]] = (),
     return out
 
 
+def held(record: Record) -> tuple[float, float]:
+    """The span before the free motion starts (a hold, a hand letting go), to leave out."""
+    return (-np.inf, record.t0_s + motion_start(record) - 1e-9)
+
+
 def noise_sigma(q: np.ndarray, floor: float) -> np.ndarray:
     """Per-joint white-noise level from third differences (robust), at least `floor`."""
     d3 = np.diff(q, n=3, axis=0)
@@ -74,7 +87,7 @@ def chain_data(record: Record, rig: ChainRig, segment_s: float | None = None,
                          f"has {rig.links}")
     seg_s = segment_s or DEFAULT_SEGMENT_S[rig.kind.split(":")[0]]
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
-    for t, q in runs(record, exclude):
+    for t, q in runs(record, [*exclude, held(record)]):
         cut = np.arange(t[0], t[-1], seg_s)
         idx = np.searchsorted(t, cut)
         for a, b in zip(idx, list(idx[1:]) + [t.size], strict=True):
@@ -97,7 +110,7 @@ def regression_start(record: Record, rig: ChainRig,
     """Normalised parameters from the regression (viscous and Coulomb per joint)."""
     n = rig.links
     blocks = []
-    for t, q in runs(record, exclude):
+    for t, q in runs(record, [*exclude, held(record)]):
         if t.size < 120:
             continue
         h = float(np.median(np.diff(t)))

@@ -39,7 +39,7 @@ from ..model import (
     simulate_from,
 )
 from ..results import IdentificationResult, ParameterEstimate, fit_percent
-from ..signal import Decimated, Measurement, decimate
+from ..signal import Decimated, Measurement, decimate, motion_start
 from ..solvers import levenberg_marquardt
 from ._joint_regression import regression_estimate
 from ._oe_problem import residual_inflation
@@ -60,8 +60,6 @@ METHOD = "shooting"
 SEGMENT_S = 4.0
 SHORT_SEGMENT_S = 1.0
 OVERLAP_S = 0.25
-LET_GO_S = 0.03  # after the motion is plain, the hand may still touch for this long
-LEAVES_FOR_S = 0.15  # out of the held band this long: released (a tremor's swing is shorter)
 #: mu_s and omega_t act only near zero velocity and trade off along a curved valley: on
 #: realistic captures their Wald intervals, however narrow, missed the truth too often
 #: (bench/bench_real_rig.py) to be reported as identified
@@ -112,36 +110,6 @@ class ShootingFit:
     def excess(self) -> np.ndarray:
         """Residual rms over the noise, per joint: 1 when the model explains all but noise."""
         return np.asarray(self.residual_rms / self.noise)
-
-
-def motion_start(m: Measurement) -> float:
-    """When the free motion is plainly under way (s on m.t), never before the release.
-
-    What the rig did at first (rest, or a hand's tremor) sets a band per joint: 6 times
-    the spread of the first 0.2 s (at least 3 encoder counts). The motion starts when
-    either joint leaves its band for good: for at least LEAVES_FOR_S, which a tremor
-    growing after the first 0.2 s never does (it crossed the band 0.3 s before a
-    release and put the hand's motion into the fit); LET_GO_S later the hand is off.
-    """
-    q, t = m.angles, m.t
-    quantum = m.resolution_rad or QUANTUM
-    head = t <= min(0.2, 0.2 * float(t[-1]))
-    if head.sum() < 5:
-        return float(t[0])
-    centre = np.median(q[head], axis=0)
-    spread = np.maximum(q[head].std(axis=0), quantum)
-    band = np.maximum(6 * spread, 3 * quantum)
-    out = (np.abs(q - centre) > band).any(axis=1)
-    if not out.any():
-        return float(t[0])
-    # out for the whole of [t_k, t_k + LEAVES_FOR_S]: no sample back inside the band
-    inside = np.concatenate([[0], np.cumsum(~out)])
-    until = np.searchsorted(t, t + LEAVES_FOR_S)
-    stays = out & (inside[until] - inside[np.arange(t.size)] == 0)
-    first = int(np.argmax(stays)) if stays.any() else int(np.argmax(out))
-    if first <= head.sum() // 2:  # in motion from the start: no hold to skip
-        return float(t[0])
-    return min(float(t[first]) + LET_GO_S, float(t[-1]))
 
 
 def noise_sigma(d: Decimated, quantum: float) -> np.ndarray:

@@ -18,6 +18,7 @@ from ._chain import (
     chain_acceleration,
     chain_energy,
     chain_regressor,
+    chain_run,
     chain_segments,
     inertial_names,
     inertial_normaliser,
@@ -76,7 +77,8 @@ from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, si
 __all__ = [
     "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind",
     "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
-    "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction", "link_pairs",
+    "chain_run", "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction",
+    "link_pairs",
     "unpack_inertial",
     "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
     "normalised", "rig_quantities",

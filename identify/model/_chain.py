@@ -197,6 +197,27 @@ def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
     return out
 
 
+@njit(cache=True, nogil=True)
+def chain_run(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, fr: np.ndarray,
+              x: np.ndarray, n_out: int, dt: float, substeps: int) -> np.ndarray:
+    """Angles (n_out, n) from the state x, row 0 at x, rows dt * substeps apart; x is
+    left at the state of the last row (a simulated device goes on from there)."""
+    n = kappa.shape[0]
+    out = np.empty((n_out, n))
+    k = np.empty((4, 2 * n))
+    xs = np.empty(2 * n)
+    acc = np.empty(n)
+    mm = np.empty((n, n))
+    tau = np.empty(n)
+    for j in range(n_out):
+        if j:
+            for _ in range(substeps):
+                _rk4_step(kappa, mu, nu, g, fr, x, dt, k, xs, acc, mm, tau)
+        for i in range(n):
+            out[j, i] = x[i]
+    return out
+
+
 @njit(cache=True)
 def chain_energy(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, q: np.ndarray,
                  qd: np.ndarray) -> float:
@@ -234,6 +255,7 @@ def chain_regressor(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, g: float) ->
 
 __all__ = [
     "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
-    "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction", "link_pairs",
+    "chain_run", "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction",
+    "link_pairs",
     "unpack_inertial",
 ]

@@ -15,7 +15,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._chain import chain_segments, inertial_names, inertial_normaliser, link_pairs, unpack_inertial
+from ._chain import (
+    chain_run,
+    chain_segments,
+    inertial_names,
+    inertial_normaliser,
+    link_pairs,
+    unpack_inertial,
+)
 from ._params import G_ACCEL
 
 RIG_KINDS = ("furuta", "single", "nlink:1", "nlink:2", "nlink:3")
@@ -93,6 +100,14 @@ class ChainParams:
         return chain_segments(kappa, mu, nu, g_plane, np.ascontiguousarray(self.friction),
                               np.ascontiguousarray(x0, dtype=np.float64),
                               np.asarray(lengths, dtype=np.int64), dt / substeps, substeps)
+
+    def run(self, g_plane: float, x: np.ndarray, n_out: int, dt: float,
+            substeps: int = 1) -> np.ndarray:
+        """Angles (n_out, n) from the state x (row 0), dt apart; x is advanced in place to
+        the last row's state."""
+        kappa, mu, nu = unpack_inertial(self.inertial, self.links)
+        return chain_run(kappa, mu, nu, g_plane, np.ascontiguousarray(self.friction), x, n_out,
+                         dt / substeps, substeps)
 
     @classmethod
     def physical(cls, m: list[float], com: list[float], l: list[float], J: list[float],

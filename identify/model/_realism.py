@@ -92,34 +92,36 @@ class Tremor:
     is zero at t = 0, where the hand took hold.
     """
 
-    def __init__(self, rms_rad: float, rng: np.random.Generator) -> None:
-        self.w = np.zeros((2, 5))
-        self.phase = np.zeros((2, 5))
-        self.amp = np.zeros((2, 5))
+    def __init__(self, rms_rad: float, rng: np.random.Generator, joints: int = 2) -> None:
+        self.w = np.zeros((joints, 5))
+        self.phase = np.zeros((joints, 5))
+        self.amp = np.zeros((joints, 5))
         if rms_rad <= 0:
             return
-        for j, scale in ((0, 1.0 / 3.0), (1, 1.0)):
+        # the hand holds the last link; the others follow at a third (for the Furuta rig:
+        # the arm at a third of the pendulum)
+        for j, scale in enumerate([1.0 / 3.0] * (joints - 1) + [1.0]):
             a = rng.uniform(0.5, 1.0, 5)
             self.amp[j] = a * scale * rms_rad / math.sqrt(0.5 * float(np.sum(a * a)))
             self.w[j] = 2 * math.pi * rng.uniform(4.0, 12.0, 5)
             self.phase[j] = rng.uniform(0.0, 2 * math.pi, 5)
 
     def angles(self, t: np.ndarray) -> np.ndarray:
-        """Offsets (n, 2) at times t (s since the hand took hold)."""
+        """Offsets (n, joints) at times t (s since the hand took hold)."""
         t = np.asarray(t, dtype=np.float64)[:, None, None]
         q = (self.amp * (np.sin(self.w * t + self.phase) - np.sin(self.phase))).sum(axis=2)
         return np.asarray(q)
 
     def velocity(self, t: float) -> np.ndarray:
-        """Velocity (2,) at time t."""
+        """Velocity (joints,) at time t."""
         return np.asarray((self.amp * self.w * np.cos(self.w * t + self.phase)).sum(axis=1))
 
 
-def hand_tremor(n: int, rate_hz: float, rms_rad: float, rng: np.random.Generator
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Tremor offsets (n, 2) at n samples from the hold's start, and the velocity (2,) at
-    the last of them (see Tremor)."""
-    tremor = Tremor(rms_rad, rng)
+def hand_tremor(n: int, rate_hz: float, rms_rad: float, rng: np.random.Generator,
+                joints: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Tremor offsets (n, joints) at n samples from the hold's start, and the velocity
+    (joints,) at the last of them (see Tremor)."""
+    tremor = Tremor(rms_rad, rng, joints)
     t = np.arange(n) / rate_hz
     return tremor.angles(t), tremor.velocity(float(t[-1]) if n else 0.0)
 

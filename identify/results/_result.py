@@ -101,6 +101,18 @@ class IdentificationResult(BaseModel):
             vals.append(v)
         return FrictionParams.from_array(vals)
 
+    def key_parameters(self) -> list[str]:
+        """The parameters a one-line summary shows: the Furuta rig's Coulomb and viscous
+        coefficients, a chain rig's Coulomb, viscous and drag torques."""
+        if self.rig_kind == "furuta":
+            return [n for n in ("mu_d0", "mu_v0", "mu_d1", "mu_v1") if n in self.parameters]
+        return [n for n in self.parameters if n.startswith(("Fc", "b", "cd"))]
+
+    def joint_fits(self) -> tuple[float | None, float | None]:
+        """The fit of the first two joints (arm and pendulum, or theta1 and theta2)."""
+        fits = list(self.fit_percent.values()) + [None, None]
+        return fits[0], fits[1]
+
     def to_json(self, indent: int | None = None) -> str:
         """The result as JSON, with the field names of the documented shape ("schema")."""
         return self.model_dump_json(by_alias=True, indent=indent)

@@ -19,6 +19,7 @@ from ._differentiate import (
 )
 from ._measurement import Measurement, Record
 from ._monte_carlo import random_realistic_capture
+from ._motion_start import LEAVES_FOR_S, LET_GO_S, motion_start
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._synthetic import (
     SyntheticCapture,
@@ -28,7 +29,8 @@ from ._synthetic import (
 )
 
 __all__ = [
-    "UNKNOWN_RESOLUTION_RAD", "chain_record", "Decimated", "Measurement", "Record", "Release",
+    "LEAVES_FOR_S", "LET_GO_S", "UNKNOWN_RESOLUTION_RAD", "chain_record", "motion_start",
+    "Decimated", "Measurement", "Record", "Release",
     "SyntheticCapture",
     "contiguous_segments",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",

@@ -67,3 +67,20 @@ def test_a_record_header_other_than_t_theta_is_refused(tmp_path, capfd):
     rc, _ = run_main("identify", csv, "--rig", "single")
     assert rc == 2
     assert_one_line_error(capfd, "header must be t,theta1[,theta2[,theta3]]")
+
+
+def test_a_run_on_a_single_pendulum_records_its_kind_and_identifies_it_as_one(tmp_path):
+    from daq.storage import read_capture
+
+    cfg = tmp_path / "hilrig.toml"
+    cfg.write_text(f'[rig]\nkind = "single"\n[storage]\ndirectory = "{tmp_path / "data"}"\n'
+                   '[trigger]\nmax_duration_s = 8\n'
+                   '[mqtt]\nrig_id = "chain-single"\n')
+    rc, out = run_main("--config", cfg, "run", "--sim", "--captures", "1", "--unpaced")
+    assert rc == 0, out
+    (path,) = (tmp_path / "data").glob("*.h5")
+    assert read_capture(path).kind.kind == "single"
+    rc, out = run_main("identify", path, "--json")  # the file says how to identify it
+    assert rc == 0
+    doc = json.loads(out)
+    assert doc["rig_kind"] == "single" and doc["fit_percent"]["theta1"] > 99.9

@@ -37,7 +37,7 @@ QUANTUM = 1.0 / SCALE
 RESULT_KEYS = {"schema", "method", "capture_id", "parameters", "fit_percent", "compute_seconds",
                "normalized_compute_time", "capture_seconds", "sample_rate_hz", "samples",
                "lost_samples", "tilt_deg", "diagnostics", "software_version", "created_utc",
-               "rig"}
+               "rig", "rig_kind"}
 ESTIMATE_KEYS = {"value", "ci95", "identifiable", "note", "assumed"}
 
 
@@ -141,6 +141,7 @@ def test_result_json_has_the_documented_shape(table3):
     assert set(result) == RESULT_KEYS
     assert result["schema"] == "hilrig.result/1"
     assert result["method"] == DEFAULT_METHOD
+    assert result["rig_kind"] == "furuta"
     assert result["capture_id"] == "table3"
     assert list(result["parameters"]) == list(PARAM_NAMES)
     for name, p in result["parameters"].items():

@@ -14,9 +14,8 @@ from dataclasses import replace
 import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, identify
-from identify.methods._multiple_shooting import motion_start
 from identify.model import RIG_QUANTITIES, Realism, rig_quantities
-from identify.signal import realistic_capture
+from identify.signal import motion_start, realistic_capture
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 NOMINAL = RigParams()

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from identify import TABLE_III_TRUTH, RigParams
-from identify.methods._multiple_shooting import _segment_states, motion_start, noise_sigma
+from identify.methods._multiple_shooting import _segment_states, noise_sigma
 from identify.methods._oe_problem import substep_schedule
 from identify.methods._rig_prior import RigPrior
 from identify.methods._shooting import FRICTION_FREE, Segments, ShootingProblem
 from identify.model import PARAM_NAMES, Realism
-from identify.signal import decimate, realistic_capture
+from identify.signal import decimate, motion_start, realistic_capture
 
 NOMINAL = RigParams(tilt_deg=10.0)
 TRUE_FRICTION = np.array([TABLE_III_TRUTH.as_array()[PARAM_NAMES.index(n)]

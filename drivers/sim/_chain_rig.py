@@ -1,0 +1,115 @@
+"""The simulated rig as a single or double pendulum: the chain model behind the bridge's
+two channels, as `[rig] kind` says the encoders are mounted.
+
+A `single` rig's free joint turns the encoder of `channel`; the other channel reads a
+clamped joint (0 counts, plus noise). An `nlink:2` rig turns both: channel 0 reads link
+1, channel 1 link 2 against link 1 (an encoder on the joint) or against the vertical.
+A count of 0 is each link hanging (`zero_rad` = pi) or upright (0). The pose a session
+holds it at is given per channel, in degrees from that zero.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from identify.model import ChainParams, ChainRig, FrictionParams, Realism, Tremor
+from identify.reference import TABLE_III_TRUTH
+
+from ._rig import SimulatedRig
+
+__all__ = ["ChainMount", "SimulatedChainRig"]
+
+
+@dataclass(frozen=True)
+class ChainMount:
+    """How a chain rig's links turn the bridge's two encoders."""
+
+    rig: ChainRig
+    params: ChainParams  # the true parameters, any common scale
+    channel: int = 1  # single: the free joint's channel
+    relative: bool = True  # nlink:2: channel 1 reads link 2 against link 1
+    zero_rad: float = math.pi  # the link angle (from upright) that reads 0 counts
+
+    def links_of(self, channels: np.ndarray) -> np.ndarray:
+        """Absolute link angles (k, links) from channel angles (k, 2)."""
+        if self.rig.links == 1:
+            return channels[:, [self.channel]] + self.zero_rad
+        q1 = channels[:, 0] + self.zero_rad
+        q2 = channels[:, 1] + (q1 if self.relative else self.zero_rad)
+        return np.column_stack([q1, q2])
+
+    def channels_of(self, links: np.ndarray) -> np.ndarray:
+        """Channel angles (k, 2) the encoders read for link angles (k, links)."""
+        out = np.zeros((links.shape[0], 2))
+        if self.rig.links == 1:
+            out[:, self.channel] = links[:, 0] - self.zero_rad
+            return out
+        out[:, 0] = links[:, 0] - self.zero_rad
+        out[:, 1] = links[:, 1] - (links[:, 0] if self.relative else self.zero_rad)
+        return out
+
+
+class SimulatedChainRig(SimulatedRig):
+    """SimulatedRig whose free motion is a chain rig's (single, nlink:2): same interface,
+    same hand, encoders and link."""
+
+    def __init__(self, mount: ChainMount, pose_deg: tuple[float, float] = (0.0, 120.0), *,
+                 rate_hz: float = 10_000.0, counts_per_rev: int = 40_000,
+                 block_size: int = 100, paced: bool = True, hold_s: float = 1.0,
+                 auto_release: bool = True, realism: Realism | None = None,
+                 friction: FrictionParams = TABLE_III_TRUTH) -> None:
+        if mount.rig.links > 2:
+            raise ValueError(f"rig kind {mount.rig.kind} needs {mount.rig.links} encoders; "
+                             "the bridge has 2")
+        self.mount = mount
+        self._links = mount.rig.links
+        self._chain_state = np.zeros(2 * self._links)
+        super().__init__(None, friction, pose_deg, rate_hz=rate_hz,
+                         counts_per_rev=counts_per_rev, block_size=block_size, paced=paced,
+                         hold_s=hold_s, auto_release=auto_release, realism=realism)
+        self.info = self.info.model_copy(update={"identity": f"sim:{mount.rig.kind}"})
+
+    def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:
+        super().hold(pose_deg, release_in_s)
+        self._tremor = Tremor(self.realism.hand_tremor_rad, self._rng, self._links)
+        self._chain_pose = self.mount.links_of(np.radians(np.asarray(pose_deg))[None, :])[0]
+
+    def _advance(self, n: int) -> np.ndarray:
+        """Channel angles (n, 2) of the next n samples."""
+        out = np.empty((n, self._links))
+        k = 0
+        while k < n:
+            if self._held:
+                until = n if self._release_at is None else min(n, self._release_at - self._index)
+                if until <= k:  # the hand lets go, trembling, pushing the last link
+                    t_go = (self._index - self._held_from) / self.rate_hz
+                    push = np.zeros(self._links)
+                    push[-1] = self.realism.push_rad_s[1]
+                    push[:-1] = self.realism.push_rad_s[0]
+                    self._chain_state[:self._links] = (
+                        self._chain_pose + self._tremor.angles(np.array([t_go]))[0])
+                    self._chain_state[self._links:] = self._tremor.velocity(t_go) + push
+                    self._held = False
+                    self.release_index = self._index
+                    self._release_at = None
+                    continue
+                held = (self._index - self._held_from + np.arange(until - k)) / self.rate_hz
+                out[k:until] = self._chain_pose + self._tremor.angles(held)
+                self._index += until - k
+                k = until
+            else:
+                m = n - k
+                sub = max(1, math.ceil(10_000.0 / self.rate_hz - 1e-9))
+                # m + 1 rows from the current state; the state is left at row m, the
+                # next block's first sample
+                q = self.mount.params.run(self.mount.rig.g_plane, self._chain_state, m + 1,
+                                          1.0 / self.rate_hz, sub)
+                if not np.all(np.isfinite(q)):
+                    raise RuntimeError("the simulated chain rig diverged")
+                out[k:n] = q[:m]
+                self._index += m
+                k = n
+        return self.mount.channels_of(out)

@@ -1,0 +1,62 @@
+"""The simulated rig as a single or double pendulum: the chain model's motion on the bridge's
+two channels, mounted as the lab says, block after block as one simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from drivers import Source
+from drivers.sim import ChainMount, SimulatedChainRig
+from identify import ChainParams, ChainRig
+from identify.model import encoder_quantum
+
+RATE = 1000.0
+
+
+def _params(links: int) -> ChainParams:
+    p = ChainParams.physical([0.85, 0.65][:links], [0.12, 0.17][:links], [0.25],
+                             [4.6e-3, 5.8e-3][:links], [3e-3, 1.5e-3][:links])
+    fr = p.friction.copy()
+    fr[:, 0] = 4e-3
+    fr[:, 1] = 7e-3
+    fr[:, 2] = 0.05
+    return ChainParams(p.inertial, fr)
+
+
+def _released(mount: ChainMount, pose=(30.0, 60.0), n: int = 3000) -> tuple[SimulatedChainRig,
+                                                                            np.ndarray]:
+    rig = SimulatedChainRig(mount, pose, rate_hz=RATE, paced=False, hold_s=0.0)
+    blocks = [rig.read(250) for _ in range(n // 250)]  # the motion must not care where
+    counts = np.vstack([b.counts for b in blocks])       # blocks are cut
+    return rig, counts
+
+
+@pytest.mark.parametrize("channel", [0, 1])
+def test_a_single_pendulum_turns_only_its_channel_and_swings_as_the_model_says(channel):
+    mount = ChainMount(ChainRig(kind="single"), _params(1), channel=channel)
+    src, counts = _released(mount, pose=(40.0, 40.0))
+    assert isinstance(src, Source)
+    assert not counts[:, 1 - channel].any()  # the clamped joint reads 0
+    q = _params(1).run(9.81, np.array([math.pi + math.radians(40.0), 0.0]), counts.shape[0],
+                       1.0 / RATE, 10)
+    expect = np.rint((q[:, 0] - math.pi) / encoder_quantum(40_000))
+    assert np.abs(counts[:, channel] - expect).max() <= 1
+
+
+def test_a_double_pendulum_reads_link_two_against_link_one_and_round_trips():
+    mount = ChainMount(ChainRig(kind="nlink:2"), _params(2), relative=True)
+    _, counts = _released(mount)
+    channels = counts * encoder_quantum(40_000)
+    links = mount.links_of(channels)
+    assert np.allclose(mount.channels_of(links), channels)
+    assert links[0, 0] == pytest.approx(math.pi + math.radians(30.0), abs=1e-3)
+    assert links[0, 1] == pytest.approx(math.pi + math.radians(90.0), abs=1e-3)  # 30 + 60
+    assert np.ptp(counts[:, 1]) > 1000  # both links move
+
+
+def test_three_links_do_not_fit_two_channels():
+    with pytest.raises(ValueError, match="needs 3 encoders"):
+        SimulatedChainRig(ChainMount(ChainRig(kind="nlink:3"), _params(1)))
