@@ -254,3 +254,23 @@ def cmd_simulate_chain(args: argparse.Namespace, realism: Any) -> int:
     print(f"wrote {out}: {rec.angles.shape[0]} samples of {rig.kind}, {args.duration:g} s "
           f"after release from {', '.join(f'{a:g}' for a in angles)} deg")
     return 0
+
+
+# -- compare --rig single|nlink:N -----------------------------------------------------------
+def cmd_compare_chain(args: argparse.Namespace) -> int:
+    from identify.report import chain_table, compare_chain
+
+    if args.methods or args.plot:
+        raise UsageError("--methods and --plot are for the Furuta rig; a chain rig compares "
+                         "seed 002's regression with shooting")
+    rig = _rig(args)
+    record = _record(args, rig.links)
+    bar = ProgressBar(f"compare {rig.kind}")
+    try:
+        rows = compare_chain(record, rig, progress=bar)
+    finally:
+        bar.close()
+    print("fit per joint: the mean over the record's segments, each simulated from a state "
+          "fitted to its first 20 ms, the same rule for every method")
+    print(chain_table(rows, rig))
+    return 0

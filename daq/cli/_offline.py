@@ -28,7 +28,7 @@ from identify.reference import TABLE_III_TRUTH
 from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import MAX_NESTING, Settings, first_error, json_nesting
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
-from ._chain import chain_kind_of, cmd_identify_chain, cmd_simulate_chain
+from ._chain import chain_kind_of, cmd_compare_chain, cmd_identify_chain, cmd_simulate_chain
 from ._measured import with_measured
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
@@ -261,6 +261,10 @@ def format_result(result: IdentificationResult) -> str:
 def cmd_compare(args: argparse.Namespace) -> int:
     from identify.report import compare_methods, parameter_table, table_v
 
+    if args.rig is None and settings_of(args).rig_kind.is_chain:
+        args.rig = settings_of(args).rig_kind.kind
+    if chain_kind_of(args):
+        return cmd_compare_chain(args)
     m = _load_measurement(args, settings_of(args))
     methods = args.methods.split(",") if args.methods else None
     unknown = [x for x in methods or [] if x not in METHODS]

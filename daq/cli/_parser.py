@@ -125,6 +125,12 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     _rig_knowledge_options(c)
     c.add_argument("--methods", help="comma-separated subset (default: all)")
     c.add_argument("--plot", metavar="DIR", help="write PNG figures like seed 000 Figs. 4-7")
+    k = c.add_argument_group("other rig kinds (single, nlink:N)")
+    k.add_argument("--rig", metavar="KIND", help="single or nlink:N: seed 002's regression "
+                   "against the recommended method (default: furuta)")
+    k.add_argument("--unit", choices=("rad", "deg"), help="angle unit of the file")
+    k.add_argument("--zero", choices=("upright", "hanging"), help="angle zero of the file")
+    k.add_argument("--friction-law", default=None, help=argparse.SUPPRESS)
     c.set_defaults(handler="_offline:cmd_compare")
 
     e = sub.add_parser("export", help="convert a capture between HDF5 and CSV")

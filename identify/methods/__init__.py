@@ -4,10 +4,11 @@ Above identify.results, identify.signal, identify.model and identify.solvers; be
 identify.seeds (neither imports the other); below identify.report.
 """
 
+from ._chain_data import DEFAULT_SEGMENT_S, MIN_SEGMENT_S, held_span, record_runs, start_state
 from ._chain_fit import LAWS_AUTO, ChainFit, fit_chain, fit_law, segment_fits
 from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
 from ._chain_result import Scale, identify_chain, meaning, result_params
-from ._chain_validation import validate_chain
+from ._chain_validation import held_out_segments, validate_chain
 from ._grey_box import STRIBECK_RESTARTS, fit_with_restarts, identify_grey_box
 from ._joint_regression import JointRegression, regress_joint, regression_estimate
 from ._oe_problem import (
@@ -64,6 +65,8 @@ from ._uas_settings import TABLE_II_UPPER, TABLE_III_INITIAL_GUESS, UASSettings
 from .integral import identify_integral
 
 __all__ = [
+    "DEFAULT_SEGMENT_S", "MIN_SEGMENT_S", "held_out_segments", "held_span", "record_runs",
+    "start_state",
     "LAWS_AUTO", "LAW_TERMS", "ChainData", "ChainFit", "ChainProblem", "Scale", "fit_chain",
     "fit_law", "identify_chain", "meaning", "result_params", "segment_fits", "validate_chain",
     "DEFAULT_METHOD", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL", "LOG_BOUNDS", "METHODS",

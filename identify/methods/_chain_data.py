@@ -39,7 +39,7 @@ MIN_SEGMENT_S = 0.3
 DEFAULT_SEGMENT_S = {"single": 10.0, "nlink": 2.5}
 
 
-def runs(record: Record, exclude: Sequence[tuple[float, float]] = (),
+def record_runs(record: Record, exclude: Sequence[tuple[float, float]] = (),
          rate_hz: float = FIT_RATE_HZ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Gap-free runs of (t (k,), angles (k, n)) at <= rate_hz, outside the excluded spans."""
     factor = max(1, int(round(record.rate_hz / rate_hz)))
@@ -59,7 +59,7 @@ def runs(record: Record, exclude: Sequence[tuple[float, float]] = (),
     return out
 
 
-def held(record: Record) -> tuple[float, float]:
+def held_span(record: Record) -> tuple[float, float]:
     """The span before the free motion starts (a hold, a hand letting go), to leave out."""
     return (-np.inf, record.t0_s + motion_start(record) - 1e-9)
 
@@ -87,7 +87,7 @@ def chain_data(record: Record, rig: ChainRig, segment_s: float | None = None,
                          f"has {rig.links}")
     seg_s = segment_s or DEFAULT_SEGMENT_S[rig.kind.split(":")[0]]
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
-    for t, q in runs(record, [*exclude, held(record)]):
+    for t, q in record_runs(record, [*exclude, held_span(record)]):
         cut = np.arange(t[0], t[-1], seg_s)
         idx = np.searchsorted(t, cut)
         for a, b in zip(idx, list(idx[1:]) + [t.size], strict=True):
@@ -110,7 +110,7 @@ def regression_start(record: Record, rig: ChainRig,
     """Normalised parameters from the regression (viscous and Coulomb per joint)."""
     n = rig.links
     blocks = []
-    for t, q in runs(record, [*exclude, held(record)]):
+    for t, q in record_runs(record, [*exclude, held_span(record)]):
         if t.size < 120:
             continue
         h = float(np.median(np.diff(t)))

@@ -16,23 +16,25 @@ import numpy as np
 from ..model import ChainParams, ChainRig
 from ..results import fit_percent
 from ..signal import Record
-from ._chain_data import MIN_SEGMENT_S, runs, start_state
+from ._chain_data import MIN_SEGMENT_S, held_span, record_runs, start_state
 
 VALIDATION_RATE_HZ = 1000.0  # held-out spans are scored at up to 1 kHz, as published fits are
 
 
-def validate_chain(record: Record, rig: ChainRig, params: ChainParams, span: tuple[float, float],
-                   segment_s: float) -> list[dict[str, Any]]:
-    """[{"span": [t0, t1], "fit_percent": {joint: %}}] for each segment of `span`."""
+def held_out_segments(record: Record, rig: ChainRig, params: ChainParams,
+                      span: tuple[float, float], segment_s: float
+                      ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(t, measured (k, n), simulated (k, n)) of each segment of `span`."""
     t0, t1 = span
     if not t1 > t0:
         raise ValueError(f"validation span {t0}:{t1} is empty")
     if segment_s <= 0:
         raise ValueError(f"segment length must be positive, got {segment_s}")
-    outside = [(-np.inf, t0 - 1e-9), (t1 + 1e-9, np.inf)]
+    # never the hold before the release: a hand is no free swing
+    outside = [(-np.inf, t0 - 1e-9), (t1 + 1e-9, np.inf), held_span(record)]
     p = params.normalised()
     out = []
-    for t, q in runs(record, outside, VALIDATION_RATE_HZ):
+    for t, q in record_runs(record, outside, VALIDATION_RATE_HZ):
         edges = np.searchsorted(t, np.arange(t[0], t[-1], segment_s))
         for a, b in zip(edges, list(edges[1:]) + [t.size], strict=True):
             if t[b - 1] - t[a] < MIN_SEGMENT_S:
@@ -40,11 +42,20 @@ def validate_chain(record: Record, rig: ChainRig, params: ChainParams, span: tup
             dt = float(np.median(np.diff(t[a:b])))
             sim = p.simulate(rig.g_plane, start_state(t[a:b], q[a:b])[None, :],
                              np.array([b - a]), dt)
-            fits = fit_percent(sim, q[a:b])
-            out.append({"span": [round(float(t[a]), 4), round(float(t[b - 1]), 4)],
-                        "fit_percent": {name: round(float(x), 3) if np.isfinite(x) else None
-                                        for name, x in zip(rig.joint_names, fits, strict=True)}})
+            out.append((t[a:b], q[a:b], sim))
     if not out:
         raise ValueError(f"validation span {t0}:{t1} holds no segment of {MIN_SEGMENT_S} s "
                          "or more")
+    return out
+
+
+def validate_chain(record: Record, rig: ChainRig, params: ChainParams, span: tuple[float, float],
+                   segment_s: float) -> list[dict[str, Any]]:
+    """[{"span": [t0, t1], "fit_percent": {joint: %}}] for each segment of `span`."""
+    out = []
+    for t, q, sim in held_out_segments(record, rig, params, span, segment_s):
+        fits = fit_percent(sim, q)
+        out.append({"span": [round(float(t[0]), 4), round(float(t[-1]), 4)],
+                    "fit_percent": {name: round(float(x), 3) if np.isfinite(x) else None
+                                    for name, x in zip(rig.joint_names, fits, strict=True)}})
     return out

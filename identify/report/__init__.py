@@ -4,6 +4,8 @@ The top layer of identify. matplotlib is imported only by write_figures, when ca
 so importing identify (or this subpackage) never loads it.
 """
 
+from ._chain_compare import ChainRow, chain_table, compare_chain
+from ._chain_plots import plot_held_out
 from ._compare import (
     SEED_TABLE_V_FIT,
     SEED_TABLE_V_SECONDS,
@@ -14,6 +16,7 @@ from ._compare import (
 from ._plots import write_figures
 
 __all__ = [
+    "ChainRow", "chain_table", "compare_chain", "plot_held_out",
     "SEED_TABLE_V_FIT", "SEED_TABLE_V_SECONDS", "compare_methods", "parameter_table", "table_v",
     "write_figures",
 ]

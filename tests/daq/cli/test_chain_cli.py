@@ -84,3 +84,27 @@ def test_a_run_on_a_single_pendulum_records_its_kind_and_identifies_it_as_one(tm
     assert rc == 0
     doc = json.loads(out)
     assert doc["rig_kind"] == "single" and doc["fit_percent"]["theta1"] > 99.9
+
+
+def test_simulate_writes_a_chain_record_that_identify_and_compare_read(tmp_path):
+    out = tmp_path / "double.csv"
+    rc, text = run_main("simulate", "--rig", "nlink:2", "--out", out, "--duration", "6",
+                        "--rest", "0.5", "--tremor", "0.002", "--jitter", "1", "--seed", "3",
+                        "--angles", "110", "100")
+    assert rc == 0 and "nlink:2" in text
+    table = read_joint_csv(out)
+    assert table.angles.shape[1] == 2 and table.rate_hz == pytest.approx(1000.0)
+    assert table.angles[0] == pytest.approx(np.radians([110.0, 100.0]), abs=0.02)
+    rc, text = run_main("compare", out, "--rig", "nlink:2")
+    assert rc == 0
+    rows = {line.split()[0]: line for line in text.splitlines()
+            if line.startswith(("regression", "shooting"))}
+    assert set(rows) == {"regression", "shooting"}
+    fit = [float(x.rstrip("%")) for x in rows["shooting"].split()[2:4]]
+    assert min(fit) > 99.9  # shooting follows its own simulator's swing
+
+
+def test_simulate_refuses_a_chain_record_as_hdf5(tmp_path, capfd):
+    rc, _ = run_main("simulate", "--rig", "single", "--out", tmp_path / "s.h5")
+    assert rc == 2
+    assert_one_line_error(capfd, "written as CSV")

@@ -1,0 +1,50 @@
+"""A chain rig's held-out span: measured against each parameter set's simulation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..methods import held_out_segments, held_span, record_runs
+from ..model import ChainParams, ChainRig
+from ..results import fit_percent
+from ..signal import Record
+from ._plots import _pyplot
+
+
+def plot_held_out(record: Record, rig: ChainRig, sets: dict[str, ChainParams],
+                  span: tuple[float, float], segment_s: float, path: Path) -> Path:
+    """One panel per joint over `span`: the record, and each set simulated segment by
+    segment as validate_chain scores them (fits in the legend); below, their errors."""
+    plt = _pyplot()
+    outside = [(-np.inf, span[0] - 1e-9), (span[1] + 1e-9, np.inf), held_span(record)]
+    pieces = record_runs(record, outside, 1000.0)
+    fig, axes = plt.subplots(2 * rig.links, 1, figsize=(9, 3.2 * rig.links), sharex=True,
+                             squeeze=False)
+    for j, name in enumerate(rig.joint_names):
+        ax, err = axes[2 * j, 0], axes[2 * j + 1, 0]
+        for t, q in pieces:
+            ax.plot(t, q[:, j], color="black", lw=1.6, label="measured" if t is pieces[0][0]
+                    else None)
+        for label, params in sets.items():
+            segments = held_out_segments(record, rig, params, span, segment_s)
+            mean = np.mean([fit_percent(sim, q)[j] for _, q, sim in segments])
+            for k, (t, q, sim) in enumerate(segments):
+                line = ax.plot(t, sim[:, j], lw=0.9, ls="--",
+                               label=f"{label} (fit {mean:.2f} %)" if k == 0 else None)
+                err.plot(t, 1e3 * (sim[:, j] - q[:, j]), lw=0.8, color=line[0].get_color(),
+                         label=label if k == 0 else None)
+        ax.set_ylabel(f"{name}, rad")
+        ax.legend(loc="upper right", fontsize=8)
+        err.set_ylabel("simulated - measured, mrad")
+        err.axhline(0.0, color="grey", lw=0.5)
+        err.legend(loc="upper right", fontsize=8)
+    axes[-1, 0].set_xlabel("time, s")
+    fig.suptitle(f"{rig.kind}: held-out {span[0]:g}-{span[1]:g} s, segments of "
+                 f"{segment_s:g} s from their own first 20 ms")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
