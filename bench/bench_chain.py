@@ -7,13 +7,14 @@ joint, released from 115 deg by a trembling hand with a push; 40,000 counts/rev,
 identification time (the goal: an nlink:3 capture of 40 s in at most 10 s on this
 2-core machine), seed 002's filtered regression's time on the same record as a baseline
 measured in this run, and the worst error of the standard parameters and of the joints'
-Coulomb and viscous terms.
+Coulomb and viscous terms. Each case names the Brown-McPhee law; nlink3auto lets the
+pipeline choose among its laws (four or five fits instead of three).
 
 Real records (tests/data/multiarm): fitted on the builders' identification span, scored
 on their validation chunks with hilrig's parameters and the published ones, the same
 rule for both.
 
-    python bench/bench_chain.py [--cases single0,single30,nlink2,nlink3,real]
+    python bench/bench_chain.py [--cases single0,single30,nlink2,nlink3,nlink3auto,real]
                                 [--figure docs/real-single-held-out.png]
 """
 
@@ -33,8 +34,11 @@ from identify.signal import chain_record
 DATA = Path(__file__).parents[1] / "tests" / "data" / "multiarm"
 REALISM = Realism(seed=7, hand_tremor_rad=0.002, push_rad_s=(0.05, -0.1), jitter_counts=1,
                   interpolation_counts=0.3, lost_frames=0.002)
-SIMULATED = {"single0": ("single", 0.0, 30.0), "single30": ("single", 30.0, 30.0),
-             "nlink2": ("nlink:2", 0.0, 30.0), "nlink3": ("nlink:3", 0.0, 40.0)}
+SIMULATED = {"single0": ("single", 0.0, 30.0, "brown-mcphee"),
+             "single30": ("single", 30.0, 30.0, "brown-mcphee"),
+             "nlink2": ("nlink:2", 0.0, 30.0, "brown-mcphee"),
+             "nlink3": ("nlink:3", 0.0, 40.0, "brown-mcphee"),
+             "nlink3auto": ("nlink:3", 0.0, 40.0, "auto")}
 PUBLISHED = {
     "single": ChainParams.physical([0.14758], [0.14775], [], [1.0912e-4], [2.2394e-4]),
     "double": ChainParams.physical([0.093844, 0.137596], [0.108565, 0.116779], [0.172719],
@@ -54,8 +58,8 @@ def truth(n: int) -> ChainParams:
 
 
 def simulated(case: str) -> None:
-    kind, tilt, duration = SIMULATED[case]
-    rig = ChainRig(kind=kind, tilt_deg=tilt, friction="brown-mcphee")
+    kind, tilt, duration, law = SIMULATED[case]
+    rig = ChainRig(kind=kind, tilt_deg=tilt, friction=law)
     true = truth(rig.links)
     rec = chain_record(rig, true, [np.radians(115.0)] * rig.links + [0.0] * rig.links,
                        duration, REALISM, rest_s=1.0)
@@ -71,9 +75,10 @@ def simulated(case: str) -> None:
     std = np.delete(np.abs(est.inertial / tn.inertial - 1), c).max() * 100
     fr = np.abs(est.friction[:, [0, 3]] / tn.friction[:, [0, 3]] - 1).max() * 100
     stribeck = np.abs(est.friction[:, [1, 2]] / tn.friction[:, [1, 2]] - 1).max() * 100
-    print(f"{case:9} {duration:4.0f} s  identify {t_fit:6.2f} s  (regression {t_reg:5.2f} s, "
+    print(f"{case:10} {duration:4.0f} s  identify {t_fit:6.2f} s  (regression {t_reg:5.2f} s, "
           f"x{t_fit / t_reg:5.0f})  fit {min(res.fit_percent.values()):.4f} %  worst error: "
-          f"standard {std:.2f} %, Fc and b {fr:.2f} %, Fs and vt {stribeck:.1f} %")
+          f"standard {std:.2f} %, Fc and b {fr:.2f} %, Fs and vt {stribeck:.1f} %; law "
+          f"{res.diagnostics['friction_law']}")
 
 
 def real(figure: Path | None) -> None:
@@ -116,7 +121,7 @@ def real(figure: Path | None) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default="single0,single30,nlink2,nlink3,real")
+    ap.add_argument("--cases", default="single0,single30,nlink2,nlink3,nlink3auto,real")
     ap.add_argument("--figure", type=Path)
     args = ap.parse_args()
     cases = args.cases.split(",")

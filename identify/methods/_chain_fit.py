@@ -27,6 +27,12 @@ from ..solvers import integrated_autocorrelation, levenberg_marquardt
 from ._chain_data import chain_data, regression_start
 from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
 
+#: every law is fitted to this many standard errors (enough to rank them by BIC, whose
+#: gaps are hundreds), and the chosen one then on to FINAL_SIGMA_TOL
+SCOUT_SIGMA_TOL = 0.3
+SCOUT_ITERATIONS = 30
+START_ITERATIONS = 10
+FINAL_SIGMA_TOL = 0.01
 LAWS_AUTO = ("viscous", "coulomb-viscous", "coulomb-viscous-drag", "brown-mcphee")
 _PATH = {
     "viscous": ("viscous",),
@@ -65,13 +71,19 @@ class ChainFit:
 
 
 def fit_law(data: ChainData, states: np.ndarray, start: ChainParams, law: str,
-            max_iter: int = 60) -> ChainFit:
+            max_iter: int = 60, sigma_tol: float = FINAL_SIGMA_TOL) -> ChainFit:
     """One friction law's output-error fit from `start` (normalised) and segment states."""
     problem = ChainProblem(data, law)
     lo, hi = problem.bounds()
     z0 = np.clip(problem.pack(start, states), lo, hi)
-    res = levenberg_marquardt(problem.residuals, problem.jacobian, z0, (lo, hi),
-                              sigma_tol=0.01, ftol=1e-6, max_iter=max_iter)
+    return _solved(problem, z0, max_iter, sigma_tol)
+
+
+def _solved(problem: ChainProblem, z0: np.ndarray, max_iter: int,
+            sigma_tol: float) -> ChainFit:
+    data = problem.data
+    res = levenberg_marquardt(problem.residuals, problem.jacobian, z0, problem.bounds(),
+                              sigma_tol=sigma_tol, ftol=1e-6, max_iter=max_iter)
     gram = res.jac.gram()
     dof = max(1, res.fun.size - res.x.size)
     s2 = float(res.fun @ res.fun) / dof
@@ -122,12 +134,24 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
             start, states = _next_start(base, law), base.problem.states(base.z)
             if law == "brown-mcphee" and "cd" in base.problem.terms:
                 law = "brown-mcphee-drag"  # Stribeck's terms on top of the law that won
-        fits.append(fit_law(data, states, start, law))
+        # a law that only starts the next one needs few iterations; one the BIC may
+        # choose, enough to rank it
+        last = k == len(laws) - 1
+        iterations = SCOUT_ITERATIONS if rig.friction == "auto" or last else START_ITERATIONS
+        fits.append(fit_law(data, states, start, law, max_iter=iterations,
+                            sigma_tol=SCOUT_SIGMA_TOL))
         base = min(fits, key=lambda f: f.bic) if rig.friction == "auto" else fits[-1]
-    if rig.friction != "auto":
-        return fits[-1], fits
+    if rig.friction == "auto" and fits[-1].problem.law == "brown-mcphee-drag":
+        # the drag came in before Stribeck's terms, which can stand in for it: try without
+        last = fits[-1]
+        fits.append(fit_law(data, last.problem.states(last.z), last.params, "brown-mcphee",
+                            max_iter=SCOUT_ITERATIONS, sigma_tol=SCOUT_SIGMA_TOL))
+    chosen = fits[-1] if rig.friction != "auto" else min(fits, key=lambda f: f.bic)
+    say(0.95, f"refining {chosen.problem.law}")
+    final = _solved(chosen.problem, chosen.z, 60, FINAL_SIGMA_TOL)
+    fits[fits.index(chosen)] = final
     say(1.0, "intervals")
-    return min(fits, key=lambda f: f.bic), fits
+    return final, fits
 
 
 def segment_fits(fit: ChainFit) -> tuple[np.ndarray, list[dict[str, object]]]:

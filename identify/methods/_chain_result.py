@@ -65,7 +65,7 @@ def meaning(name: str) -> str:
 
 def _estimate(name: str, value: float, sd: float, log: bool = False) -> ParameterEstimate:
     if log:  # v_t is fitted by its logarithm: the interval is a factor either side
-        factor = math.exp(Z95 * sd)
+        factor = math.exp(min(Z95 * sd, 700.0))  # an undetermined v_t: a huge factor
         ci = (value / factor, value * factor)
         ok = factor < 10.0
         note = "" if ok else f"not identifiable: its interval spans a factor {factor:.3g}"
@@ -74,6 +74,10 @@ def _estimate(name: str, value: float, sd: float, log: bool = False) -> Paramete
         ci = (value - half, value + half)
         ok = half < UNDETERMINED_RATIO * abs(value)
         note = "" if ok else "not identifiable: its interval is wider than the value"
+        if not ok and name.startswith(("Fc", "Fs", "b", "cd")):
+            # a torque the fit keeps at or above zero: say how large the data allow it
+            ci = (max(ci[0], 0.0), ci[1])
+            note = f"indistinguishable from zero: at most {ci[1]:.3g} (95 %)"
     return ParameterEstimate(value=value, ci95=ci, identifiable=ok, note=note or meaning(name))
 
 

@@ -27,17 +27,17 @@ def plot_held_out(record: Record, rig: ChainRig, sets: dict[str, ChainParams],
         for t, q in pieces:
             ax.plot(t, q[:, j], color="black", lw=1.6, label="measured" if t is pieces[0][0]
                     else None)
-        for label, params in sets.items():
+        for m, (label, params) in enumerate(sets.items()):
             segments = held_out_segments(record, rig, params, span, segment_s)
             mean = np.mean([fit_percent(sim, q)[j] for _, q, sim in segments])
             for k, (t, q, sim) in enumerate(segments):
-                line = ax.plot(t, sim[:, j], lw=0.9, ls="--",
-                               label=f"{label} (fit {mean:.2f} %)" if k == 0 else None)
-                err.plot(t, 1e3 * (sim[:, j] - q[:, j]), lw=0.8, color=line[0].get_color(),
+                ax.plot(t, sim[:, j], lw=0.9, ls="--", color=f"C{m}",
+                        label=f"{label} (fit {mean:.2f} %)" if k == 0 else None)
+                err.plot(t, 1e3 * (sim[:, j] - q[:, j]), lw=0.8, color=f"C{m}",
                          label=label if k == 0 else None)
         ax.set_ylabel(f"{name}, rad")
         ax.legend(loc="upper right", fontsize=8)
-        err.set_ylabel("simulated - measured, mrad")
+        err.set_ylabel("error, mrad")
         err.axhline(0.0, color="grey", lw=0.5)
         err.legend(loc="upper right", fontsize=8)
     axes[-1, 0].set_xlabel("time, s")
