@@ -136,15 +136,16 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
                 law = "brown-mcphee-drag"  # Stribeck's terms on top of the law that won
         # a law that only starts the next one needs few iterations; one the BIC may
         # choose, enough to rank it
-        last = k == len(laws) - 1
-        iterations = SCOUT_ITERATIONS if rig.friction == "auto" or last else START_ITERATIONS
+        final_law = k == len(laws) - 1
+        iterations = (SCOUT_ITERATIONS if rig.friction == "auto" or final_law
+                      else START_ITERATIONS)
         fits.append(fit_law(data, states, start, law, max_iter=iterations,
                             sigma_tol=SCOUT_SIGMA_TOL))
         base = min(fits, key=lambda f: f.bic) if rig.friction == "auto" else fits[-1]
     if rig.friction == "auto" and fits[-1].problem.law == "brown-mcphee-drag":
         # the drag came in before Stribeck's terms, which can stand in for it: try without
-        last = fits[-1]
-        fits.append(fit_law(data, last.problem.states(last.z), last.params, "brown-mcphee",
+        drag = fits[-1]
+        fits.append(fit_law(data, drag.problem.states(drag.z), drag.params, "brown-mcphee",
                             max_iter=SCOUT_ITERATIONS, sigma_tol=SCOUT_SIGMA_TOL))
     chosen = fits[-1] if rig.friction != "auto" else min(fits, key=lambda f: f.bic)
     say(0.95, f"refining {chosen.problem.law}")
