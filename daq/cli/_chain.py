@@ -28,7 +28,7 @@ from identify import (
     result_params,
     validate_chain,
 )
-from identify.model import inertial_names
+from identify.model import inertial_names, inertial_normaliser
 
 from ..acquisition import Capture, to_record
 from ..storage import CaptureLimits, read_joint_csv
@@ -167,6 +167,8 @@ def cmd_identify_chain(args: argparse.Namespace, capture: Capture | None = None)
                 out["validation_given"] = validate_chain(record, rig, given, span, seg)
         except ValueError as exc:
             raise UsageError(f"{args.file}: {exc}") from None
+    if given is not None:  # its ratios, named as the result's, to read side by side
+        out["given_parameters"] = given_ratios(given, rig.links)
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -174,18 +176,36 @@ def cmd_identify_chain(args: argparse.Namespace, capture: Capture | None = None)
     return 0
 
 
+def given_ratios(params: ChainParams, links: int) -> dict[str, float]:
+    """A parameter set's standard parameters and friction, named as a result names them."""
+    p = params.normalised()
+    names = inertial_names(links)
+    norm = names[inertial_normaliser(links)]
+    out = {f"{n}/{norm}": float(p.inertial[i]) for i, n in enumerate(names) if n != norm}
+    for j in range(links):
+        for term, col in (("Fc", 0), ("Fs", 1), ("b", 3), ("cd", 4)):
+            out[f"{term}{j + 1}/{norm}"] = float(p.friction[j, col])
+        if p.friction[j, 0] or p.friction[j, 1]:
+            out[f"vt{j + 1}"] = float(p.friction[j, 2])
+    return out
+
+
 def format_chain(out: dict[str, Any]) -> str:
     lines = []
+    given = out.get("given_parameters", {})
     if "parameters" in out:
         lines.append(f"rig {out['rig_kind']}, method {out['method']}, capture "
                      f"{out.get('capture_id') or '-'}, {out['capture_seconds']:.2f} s at "
                      f"{out['sample_rate_hz']:g} Hz; friction law "
                      f"{out['diagnostics']['friction_law']}")
-        lines.append(f"{'parameter':<12} {'value':>12} {'95 % interval':>27}  meaning")
+        head = f"{'given':>11}  " if given else ""
+        lines.append(f"{'parameter':<12} {'value':>12} {'95 % interval':>27}  {head}meaning")
         for name, p in out["parameters"].items():
             val = "n/i" if p["value"] is None else f"{p['value']:.5g}"
             ci = "" if p["ci95"] is None else f"[{p['ci95'][0]:.5g}, {p['ci95'][1]:.5g}]"
-            lines.append(f"{name:<12} {val:>12} {ci:>27}  {p['note']}")
+            other = (f"{given[name]:>11.5g}  " if name in given else f"{'-':>11}  ") if given \
+                else ""
+            lines.append(f"{name:<12} {val:>12} {ci:>27}  {other}{p['note']}")
         for name, p in out.get("rig", {}).items():
             ci = "" if p["ci95"] is None else f"[{p['ci95'][0]:.5g}, {p['ci95'][1]:.5g}]"
             lines.append(f"{name:<12} {p['value']:>12.5g} {ci:>27}  {p['note']}")

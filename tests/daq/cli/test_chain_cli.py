@@ -32,6 +32,25 @@ def test_identify_validates_on_held_out_chunks_and_scores_a_published_set(tmp_pa
     # the published set scored here agrees with the fit its builders report (99.81 %)
     assert doc["validation_given"][0]["fit_percent"]["theta1"] == pytest.approx(99.81, abs=0.05)
     assert all(s["span_s"][1] < 36.668 for s in doc["diagnostics"]["segments"])
+    # the published ratios, named as the result's, for reading side by side
+    assert doc["given_parameters"]["kappa1/nu1"] == pytest.approx(0.15275, abs=1e-4)
+    assert doc["given_parameters"]["b1/nu1"] == pytest.approx(0.010269, abs=1e-5)
+
+
+def test_one_measured_quantity_gives_every_value_in_si_with_its_uncertainty(tmp_path):
+    rc, out = run_main("identify", DATA / "single_pendulum_1khz.csv", "--rig", "single",
+                       "--friction-law", "coulomb-viscous-drag", "--measured",
+                       "nu1=0.0218+-2%", "--json")
+    assert rc == 0
+    doc = json.loads(out)
+    rig, ratios = doc["rig"], doc["parameters"]
+    assert rig["nu1"]["value"] == pytest.approx(0.0218)
+    kappa = rig["kappa1"]
+    assert kappa["value"] == pytest.approx(0.0218 * ratios["kappa1/nu1"]["value"])
+    lo, hi = kappa["ci95"]  # the 2 % of the weighing carries into it
+    assert (hi - lo) / 2 == pytest.approx(1.96 * 0.02 * kappa["value"], rel=0.05)
+    assert kappa["note"].startswith("kg m^2")
+    assert rig["Fc1"]["note"].startswith("N m")
 
 
 def test_the_text_summary_says_what_each_value_means(tmp_path):

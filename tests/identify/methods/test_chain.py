@@ -114,6 +114,24 @@ def test_a_double_pendulum_recovers_its_standard_parameters_and_joint_friction()
     assert result.parameters["Fs2/mu12"].value == pytest.approx(t.friction[1, 1], rel=0.05)
 
 
+def test_a_triple_pendulum_let_go_by_a_trembling_hand_recovers_its_standard_parameters():
+    rig = ChainRig(kind="nlink:3", friction="brown-mcphee")
+    true = _truth(3)
+    realism = REALISM.model_copy(update={"hand_tremor_rad": 0.002, "push_rad_s": (0.05, -0.1)})
+    record = chain_record(rig, true, [2.0] * 3 + [0.0] * 3, 20.0, realism, rest_s=1.0)
+    result = identify_chain(record, rig)
+    t = true.normalised()
+    names = [n for n in inertial_names(3) if n != "mu23"]
+    assert len(names) == 8 and sum(1 for k in result.parameters if "/" in k) >= 8
+    for k, name in enumerate(names):
+        assert result.parameters[f"{name}/mu23"].value == pytest.approx(
+            np.delete(t.inertial, 2)[k], rel=0.01), name
+    for i in range(3):
+        assert result.parameters[f"Fc{i + 1}/mu23"].value == pytest.approx(
+            t.friction[i, 0], rel=0.05)
+    assert all(s["span_s"][0] > 1.0 for s in result.diagnostics["segments"])  # after the hold
+
+
 def test_a_record_with_the_wrong_number_of_joints_is_refused():
     rig = ChainRig(kind="nlink:2")
     record = chain_record(ChainRig(kind="single"), _truth(1), [1.0, 0.0], 2.0)
