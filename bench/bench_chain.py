@@ -28,7 +28,7 @@ import numpy as np
 
 from identify import ChainParams, ChainRig, Record, identify_chain, result_params, validate_chain
 from identify.model import Realism, inertial_names, inertial_normaliser
-from identify.seeds import NLinkParams, full_parameters, identify_nlink
+from identify.seeds import identify_nlink, lab_chain
 from identify.signal import chain_record
 
 DATA = Path(__file__).parents[1] / "tests" / "data" / "multiarm"
@@ -46,21 +46,10 @@ PUBLISHED = {
 }
 
 
-def truth(n: int) -> ChainParams:
-    p = NLinkParams.lab(n)
-    full = full_parameters(p)
-    fr = np.zeros((n, 5))
-    fr[:, 0] = 0.004 * np.arange(n, 0, -1)
-    fr[:, 1] = 1.8 * fr[:, 0]
-    fr[:, 2] = 0.05
-    fr[:, 3] = p.b
-    return ChainParams(full[:len(full) - n], fr)
-
-
 def simulated(case: str) -> None:
     kind, tilt, duration, law = SIMULATED[case]
     rig = ChainRig(kind=kind, tilt_deg=tilt, friction=law)
-    true = truth(rig.links)
+    true = lab_chain(rig.links)
     rec = chain_record(rig, true, [np.radians(115.0)] * rig.links + [0.0] * rig.links,
                        duration, REALISM, rest_s=1.0)
     t0 = time.perf_counter()
@@ -125,7 +114,7 @@ def main() -> None:
     ap.add_argument("--figure", type=Path)
     args = ap.parse_args()
     cases = args.cases.split(",")
-    identify_chain(chain_record(ChainRig(kind="single"), truth(1), [2.0, 0.0], 2.0),
+    identify_chain(chain_record(ChainRig(kind="single"), lab_chain(1), [2.0, 0.0], 2.0),
                    ChainRig(kind="single", friction="viscous"))  # compile first, not timed
     for case in cases:
         if case == "real":

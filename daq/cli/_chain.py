@@ -222,22 +222,12 @@ def format_chain(out: dict[str, Any]) -> str:
 
 
 # -- simulate --rig single|nlink:N ---------------------------------------------------------
-#: the default true rig of `simulate --rig`: seed 002's laboratory pendulum, with Coulomb and
-#: Stribeck friction per joint on top of its viscous terms
-DEFAULT_COULOMB_NM = (4e-3, 3e-3, 1.5e-3)
-
-
 def default_chain_params(links: int) -> ChainParams:
-    from identify.seeds import NLinkParams
+    """The true rig of `simulate --rig` and of `run --sim` with a chain kind: seed 002's
+    laboratory pendulum with Brown-McPhee joints (identify.seeds.lab_chain)."""
+    from identify.seeds import lab_chain
 
-    lab = NLinkParams.lab(links)
-    p = ChainParams.physical(list(lab.m), [a * l for a, l in zip(lab.a, lab.l, strict=True)],
-                             list(lab.l), list(lab.J), list(lab.b))
-    fr = p.friction.copy()
-    fr[:, 0] = DEFAULT_COULOMB_NM[:links]
-    fr[:, 1] = 1.8 * fr[:, 0]
-    fr[:, 2] = 0.05
-    return ChainParams(p.inertial, fr)
+    return lab_chain(links)
 
 
 def cmd_simulate_chain(args: argparse.Namespace, realism: Any) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -53,10 +54,10 @@ def _regression(record: Record, rig: ChainRig) -> ChainParams:
     return ChainParams(inertial, fr)
 
 
-def _mean_fit(rows: list[dict[str, object]], names: tuple[str, ...]) -> dict[str, float | None]:
+def _mean_fit(rows: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for name in names:
-        vals = [r["fit_percent"][name] for r in rows]  # type: ignore[index]
+        vals = [r["fit_percent"][name] for r in rows]
         good = [float(v) for v in vals if v is not None]
         out[name] = float(np.mean(good)) if good else None
     return out

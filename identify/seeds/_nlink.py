@@ -98,7 +98,14 @@ import numpy as np
 from numba import njit
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..model import G_ACCEL, chain_acceleration, chain_energy, chain_regressor, link_pairs
+from ..model import (
+    G_ACCEL,
+    ChainParams,
+    chain_acceleration,
+    chain_energy,
+    chain_regressor,
+    link_pairs,
+)
 from ..signal import holoborodko_first, holoborodko_second
 from ..solvers import LinearFit, group_weighted_least_squares
 
@@ -215,6 +222,21 @@ def standard_parameters(p: NLinkParams) -> np.ndarray:
     full = full_parameters(p)
     k = normaliser_index(p.n)
     return np.delete(full, k) / full[k]
+
+
+def lab_chain(n: int = 3) -> ChainParams:
+    """The first n links of the laboratory pendulum as the chain model's true parameters,
+    with Brown-McPhee joints: Coulomb 4 mN m times (n - i + 1) for joint i (the lower
+    joints carry more), static 1.8 times Coulomb, v_t = 0.05 rad/s, and the lab's viscous
+    terms. What the simulated chain rigs and their tests and benchmarks swing."""
+    p = NLinkParams.lab(n)
+    full = full_parameters(p)
+    fr = np.zeros((n, 5))
+    fr[:, 0] = 0.004 * np.arange(n, 0, -1)
+    fr[:, 1] = 1.8 * fr[:, 0]
+    fr[:, 2] = 0.05
+    fr[:, 3] = p.b
+    return ChainParams(full[:len(full) - n], fr)
 
 
 # --- compiled dynamics --------------------------------------------------------------
@@ -458,7 +480,7 @@ def identify_nlink(swings: list[np.ndarray], h: float = 1e-3, g: float = G_ACCEL
 __all__ = [
     "NLinkIdentification", "NLinkParams", "accelerations", "binomial_smoother", "derivatives",
     "filtered_regression_model", "full_parameter_names", "full_parameters", "full_regressor",
-    "identify_nlink",
+    "identify_nlink", "lab_chain",
     "nlink_acceleration", "nlink_energy", "normaliser_index", "regression_model",
     "simulate_nlink", "standard_parameter_names", "standard_parameters",
 ]

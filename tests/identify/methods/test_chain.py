@@ -18,6 +18,7 @@ from identify import (
     validate_chain,
 )
 from identify.model import Realism, inertial_names
+from identify.seeds import lab_chain
 from identify.signal import chain_record
 
 DATA = Path(__file__).parents[2] / "data" / "multiarm"
@@ -69,26 +70,13 @@ def test_real_double_pendulum_held_out_fits_beat_the_published_parameters():
         assert p.identifiable and p.ci95 is not None and np.all(np.isfinite(p.ci95))
 
 
-def _truth(n: int) -> ChainParams:
-    from identify.seeds import NLinkParams, full_parameters
-
-    p = NLinkParams.lab(n)
-    full = full_parameters(p)
-    fr = np.zeros((n, 5))
-    fr[:, 0] = 0.004 * np.arange(n, 0, -1)
-    fr[:, 1] = 1.8 * fr[:, 0]
-    fr[:, 2] = 0.05
-    fr[:, 3] = p.b
-    return ChainParams(full[:len(full) - n], fr)
-
-
 REALISM = Realism(seed=3, jitter_counts=1, interpolation_counts=0.3, lost_frames=0.002)
 
 
 @pytest.mark.parametrize("tilt", [0.0, 30.0])
 def test_a_single_joint_in_a_tilted_plane_recovers_brown_mcphee_friction(tilt):
     rig = ChainRig(kind="single", tilt_deg=tilt, friction="brown-mcphee")
-    true = _truth(1)
+    true = lab_chain(1)
     result = identify_chain(chain_record(rig, true, [2.0, 0.1], 30.0, REALISM), rig)
     t = true.normalised()
     est = result.parameters
@@ -99,7 +87,7 @@ def test_a_single_joint_in_a_tilted_plane_recovers_brown_mcphee_friction(tilt):
 
 def test_a_double_pendulum_recovers_its_standard_parameters_and_joint_friction():
     rig = ChainRig(kind="nlink:2", friction="brown-mcphee")
-    true = _truth(2)
+    true = lab_chain(2)
     result = identify_chain(chain_record(rig, true, [2.0, 2.0, 0.1, 0.1], 30.0, REALISM), rig)
     t = true.normalised()
     names = [n for n in inertial_names(2) if n != "mu12"]
@@ -116,7 +104,7 @@ def test_a_double_pendulum_recovers_its_standard_parameters_and_joint_friction()
 
 def test_a_triple_pendulum_let_go_by_a_trembling_hand_recovers_its_standard_parameters():
     rig = ChainRig(kind="nlink:3", friction="brown-mcphee")
-    true = _truth(3)
+    true = lab_chain(3)
     realism = REALISM.model_copy(update={"hand_tremor_rad": 0.002, "push_rad_s": (0.05, -0.1)})
     record = chain_record(rig, true, [2.0] * 3 + [0.0] * 3, 20.0, realism, rest_s=1.0)
     result = identify_chain(record, rig)
@@ -134,16 +122,16 @@ def test_a_triple_pendulum_let_go_by_a_trembling_hand_recovers_its_standard_para
 
 def test_a_record_with_the_wrong_number_of_joints_is_refused():
     rig = ChainRig(kind="nlink:2")
-    record = chain_record(ChainRig(kind="single"), _truth(1), [1.0, 0.0], 2.0)
+    record = chain_record(ChainRig(kind="single"), lab_chain(1), [1.0, 0.0], 2.0)
     with pytest.raises(ValueError, match="1 joint.*nlink:2 has 2"):
         identify_chain(record, rig)
 
 
 def test_held_out_spans_never_enter_the_fit():
     rig = ChainRig(kind="single", friction="viscous")
-    record = chain_record(rig, _truth(1), [2.0, 0.0], 12.0)
+    record = chain_record(rig, lab_chain(1), [2.0, 0.0], 12.0)
     result = identify_chain(record, rig, segment_s=3.0, exclude=[(6.0, 12.0)])
     spans = [s["span_s"] for s in result.diagnostics["segments"]]
     assert spans and all(hi < 6.0 for _, hi in spans)
     with pytest.raises(ValueError, match="holds no segment"):
-        validate_chain(record, rig, _truth(1), (20.0, 30.0), 2.0)
+        validate_chain(record, rig, lab_chain(1), (20.0, 30.0), 2.0)
