@@ -28,17 +28,17 @@ from identify import (
     result_params,
     validate_chain,
 )
-from identify.model import inertial_names, inertial_normaliser
+from identify.model import CHAIN_FRICTION_TERMS, inertial_names, inertial_normaliser
 
 from ..acquisition import Capture, to_record
-from ..storage import CaptureLimits, read_joint_csv
+from ..storage import CaptureLimits, read_joint_csv, write_joint_csv
+from ._measured import measured_value
 from ._progress import ProgressBar
-from ._usage import UsageError, settings_of
+from ._usage import UsageError, json_arg, settings_of
 
 __all__ = ["chain_kind_of", "cmd_identify_chain"]
 
 _SPAN = re.compile(r"^\s*([0-9.eE+-]+)\s*:\s*([0-9.eE+-]+)\s*$")
-_SCALE = re.compile(r"^\s*(\w+)\s*=\s*([^+\s]+)\s*(?:\+-\s*([^%\s]+)\s*(%?))?\s*$")
 
 
 def chain_kind_of(args: argparse.Namespace) -> str | None:
@@ -68,33 +68,17 @@ def _scale(specs: list[str] | None, links: int) -> Scale | None:
     if len(specs) > 1:
         raise UsageError("--measured: a free swing takes one quantity to fix its scale, got "
                          f"{len(specs)}")
-    m = _SCALE.match(specs[0])
-    names = inertial_names(links)
-    if m is None or m.group(1) not in names:
-        raise UsageError(f"--measured {specs[0]!r}: expected NAME=VALUE+-SD with NAME one of "
-                         f"{', '.join(names)} (kg m, kg m^2), for example nu1=0.0218+-1%")
-    name, value, sd, percent = m.groups()
-    try:
-        v = float(value)
-        rel = 0.0 if sd is None else float(sd) / 100 if percent else float(sd) / v
-    except (ValueError, ZeroDivisionError):
-        raise UsageError(f"--measured {specs[0]!r}: not a number") from None
-    if not (math.isfinite(v) and v > 0 and math.isfinite(rel) and rel >= 0):
-        raise UsageError(f"--measured {specs[0]!r}: needs a positive value and uncertainty")
-    return Scale(name, v, rel)
+    name, value, sd, percent = measured_value(specs[0], inertial_names(links),
+                                              "nu1=0.0218+-1% (kg m, kg m^2)")
+    rel = 0.0 if sd is None else sd / 100 if percent else sd / value
+    return Scale(name, value, rel)
 
 
 def _params(text: str, links: int) -> ChainParams:
-    raw = text
-    if text.startswith("@"):
-        try:
-            raw = Path(text[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--params {text}: cannot read ({exc.strerror})") from None
+    data = json_arg(text, "--params")
+    if not isinstance(data, dict):
+        raise UsageError("--params: expected a JSON object")
     try:
-        data = json.loads(raw)
-        if not isinstance(data, dict):
-            raise ValueError("expected a JSON object")
         return ChainParams.from_mapping(data, links)
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--params: {exc}") from None
@@ -183,7 +167,9 @@ def given_ratios(params: ChainParams, links: int) -> dict[str, float]:
     norm = names[inertial_normaliser(links)]
     out = {f"{n}/{norm}": float(p.inertial[i]) for i, n in enumerate(names) if n != norm}
     for j in range(links):
-        for term, col in (("Fc", 0), ("Fs", 1), ("b", 3), ("cd", 4)):
+        for col, term in enumerate(CHAIN_FRICTION_TERMS):
+            if term == "vt":
+                continue
             out[f"{term}{j + 1}/{norm}"] = float(p.friction[j, col])
         if p.friction[j, 0] or p.friction[j, 1]:
             out[f"vt{j + 1}"] = float(p.friction[j, 2])
@@ -252,15 +238,8 @@ def cmd_simulate_chain(args: argparse.Namespace, realism: Any) -> int:
                            rate_hz=rate)
     except ValueError as exc:
         raise UsageError(f"simulate: {exc}") from None
-    t = rec.sample_index / rec.rate_hz
-    header = (f"# hilrig simulate --rig {rig.kind}: unit=rad zero=upright (absolute link "
-              f"angles), tilt {rig.tilt_deg:g} deg\n" + ",".join(
-                  ["t"] + [f"theta{i + 1}" for i in range(rig.links)]) + "\n")
-    body = "\n".join(",".join([repr(float(x)) for x in (tt, *row)])
-                     for tt, row in zip(t, rec.angles, strict=True))
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text(header + body + "\n", encoding="utf-8")
-    tmp.replace(out)  # whole or not at all
+    write_joint_csv(out, rec.sample_index / rec.rate_hz, rec.angles, overwrite=args.force,
+                    note=f"hilrig simulate --rig {rig.kind}, plane tilt {rig.tilt_deg:g} deg")
     print(f"wrote {out}: {rec.angles.shape[0]} samples of {rig.kind}, {args.duration:g} s "
           f"after release from {', '.join(f'{a:g}' for a in angles)} deg")
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from pydantic import ValidationError
 
@@ -19,11 +20,11 @@ from identify.model import RIG_ERROR_FIELDS, RigParams
 from ..config import first_error
 from ._usage import UsageError
 
-__all__ = ["MEASURABLE", "with_measured"]
+__all__ = ["MEASURABLE", "measured_value", "with_measured"]
 
 #: the names --measured takes
 MEASURABLE: tuple[str, ...] = (*RIG_ERROR_FIELDS, "tilt_deg", "m2_l2")
-_SPEC = re.compile(r"^\s*(\w+)\s*=\s*([^+\s]+)\s*\+-\s*([^%\s]+)\s*(%?)\s*$")
+_SPEC = re.compile(r"^\s*(\w+)\s*=\s*([^+\s]+)\s*(?:\+-\s*([^%\s]+)\s*(%?))?\s*$")
 
 
 def _number(text: str, what: str) -> float:
@@ -36,6 +37,23 @@ def _number(text: str, what: str) -> float:
     return x
 
 
+def measured_value(spec: str, names: Sequence[str], example: str
+                   ) -> tuple[str, float, float | None, bool]:
+    """(NAME, VALUE, SD or None, whether SD is in percent) of `--measured NAME=VALUE+-SD`,
+    NAME one of `names`; a one-line error naming what is wrong otherwise."""
+    m = _SPEC.match(spec)
+    if m is None:
+        raise UsageError(f"--measured {spec!r}: expected NAME=VALUE+-SD, SD absolute or "
+                         f"with %, for example {example}")
+    name, value_text, sd_text, percent = m.groups()
+    if name not in names:
+        raise UsageError(f"--measured {name}: no such rig quantity; measurable are "
+                         f"{', '.join(names)}")
+    value = _number(value_text, name)
+    sd = None if sd_text is None else _number(sd_text, f"{name} uncertainty")
+    return name, value, sd, bool(percent)
+
+
 def with_measured(rig: RigParams, specs: list[str] | None,
                   cad_percent: float | None = None) -> RigParams:
     """The rig with each NAME=VALUE+-SD of `specs` set, its uncertainty stated, and, if
@@ -43,16 +61,10 @@ def with_measured(rig: RigParams, specs: list[str] | None,
     values: dict[str, float] = {}
     known = dict(rig.uncertainty)
     for spec in specs or []:
-        m = _SPEC.match(spec)
-        if m is None:
+        name, value, sd, percent = measured_value(spec, MEASURABLE, "m2_l2=0.00794+-0.5%")
+        if sd is None:  # the Furuta prior weighs every value by its uncertainty
             raise UsageError(f"--measured {spec!r}: expected NAME=VALUE+-SD, SD absolute or "
                              "with %, for example m2_l2=0.00794+-0.5%")
-        name, value_text, sd_text, percent = m.groups()
-        if name not in MEASURABLE:
-            raise UsageError(f"--measured {name}: no such rig quantity; measurable are "
-                             f"{', '.join(MEASURABLE)}")
-        value = _number(value_text, name)
-        sd = _number(sd_text, f"{name} uncertainty")
         if name == "tilt_deg":
             known[name] = value * sd / 100 if percent else sd
         else:

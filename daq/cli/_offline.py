@@ -6,7 +6,6 @@ They need no broker and no rig; bad arguments or files are one line and exit 2.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -26,29 +25,19 @@ from identify.model import RIG_ERROR_FIELDS, Realism, RigParams
 from identify.reference import TABLE_III_TRUTH
 
 from ..acquisition import Capture, TriggerInfo, to_measurement
-from ..config import MAX_NESTING, Settings, first_error, json_nesting
+from ..config import Settings, first_error
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
 from ._chain import chain_kind_of, cmd_compare_chain, cmd_identify_chain, cmd_simulate_chain
 from ._measured import with_measured
 from ._progress import ProgressBar
-from ._usage import UsageError, settings_of
+from ._usage import UsageError, json_arg, settings_of
 
 __all__ = ["cmd_compare", "cmd_export", "cmd_identify", "cmd_simulate", "format_result"]
 
 
 def _friction_arg(text: str) -> FrictionParams:
     """A JSON object with any of the ten names (or an IdentificationResult's parameters)."""
-    if text.startswith("@"):
-        try:
-            text = Path(text[1:]).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--friction: cannot read {text[1:]}: {exc.strerror}") from None
-    if json_nesting(text.encode()) > MAX_NESTING:  # a result nests 4 deep
-        raise UsageError(f"--friction: nested too deeply (more than {MAX_NESTING} levels)")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--friction: not valid JSON: {exc.msg} at column {exc.colno}") from None
+    obj = json_arg(text, "--friction")  # a whole result nests 4 deep, within the limit
     if isinstance(obj, dict) and isinstance(obj.get("parameters"), dict):
         obj = obj["parameters"]  # a whole IdentificationResult
     if not isinstance(obj, dict):

@@ -21,7 +21,14 @@ from ._catalog import (
     ResultRow,
     SessionRow,
 )
-from ._csv import CSV_COLUMNS, JointTable, read_capture_csv, read_joint_csv, write_capture_csv
+from ._csv import (
+    CSV_COLUMNS,
+    JointTable,
+    read_capture_csv,
+    read_joint_csv,
+    write_capture_csv,
+    write_joint_csv,
+)
 from ._errors import CaptureFileError
 from ._files import read_capture
 from ._hdf5 import FORMAT_NAME, FORMAT_VERSION, read_capture_h5, write_capture_h5
@@ -33,7 +40,7 @@ __all__ = [
     "MIN_SAMPLES", "OUTBOX_NAME", "CaptureFileError", "CaptureLimits", "CaptureRow", "Catalog",
     "CatalogError", "ErrorRow", "Outbox", "OutboxRow", "ResultRow", "SessionRow",
     "JointTable", "plain_capture_path", "read_capture", "read_capture_csv", "read_capture_h5",
-    "read_joint_csv", "result_path",
+    "read_joint_csv", "result_path", "write_joint_csv",
     "session_capture_path", "session_folder", "store_result", "write_capture_csv",
     "write_capture_h5", "write_text_atomic",
 ]

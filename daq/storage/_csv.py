@@ -29,7 +29,8 @@ from ._errors import CaptureFileError, one_line_text
 from ._hdf5 import CHUNK_ROWS, check_suffix
 from ._limits import MIN_SAMPLES, CaptureLimits
 
-__all__ = ["CSV_COLUMNS", "JointTable", "read_capture_csv", "read_joint_csv", "write_capture_csv"]
+__all__ = ["CSV_COLUMNS", "JointTable", "read_capture_csv", "read_joint_csv", "write_capture_csv",
+           "write_joint_csv"]
 
 CSV_COLUMNS: tuple[str, str, str] = ("t", "theta0", "theta1")
 CSV_MIN_ROWS = MIN_SAMPLES
@@ -220,6 +221,25 @@ def read_capture_csv(
                        source=source)
     except ValueError as exc:  # e.g. a rate that overflowed to inf
         raise CaptureFileError(f"{p}: {one_line_text(exc)}") from None
+
+
+def write_joint_csv(path: str | os.PathLike[str], t: np.ndarray, angles: np.ndarray, *,
+                    note: str = "", overwrite: bool = False) -> Path:
+    """Write t,theta1[,...] (s, rad from upright, absolute link angles) atomically, with
+    `note` and the conventions read_joint_csv takes in a comment line above the header;
+    numbers as shortest round-trip decimals."""
+    final = Path(path)
+    check_suffix(final, (".csv",))
+    a = np.asarray(angles, dtype=np.float64).reshape(len(t), -1)
+    header = ",".join(["t"] + [f"theta{i + 1}" for i in range(a.shape[1])])
+    with atomic_target(final, overwrite) as tmp:
+        with open(tmp, "x", encoding="utf-8", newline="\n") as f:
+            f.write(f"# {note + ': ' if note else ''}unit=rad zero=upright\n{header}\n")
+            for lo in range(0, len(t), CHUNK_ROWS):  # bounded memory for long records
+                rows = zip(np.asarray(t[lo:lo + CHUNK_ROWS]).tolist(),
+                           a[lo:lo + CHUNK_ROWS].tolist(), strict=True)
+                f.write("".join(",".join(map(repr, [tt, *row])) + "\n" for tt, row in rows))
+    return final
 
 
 def _read_table(p: Path, columns: tuple[str, ...], limits: CaptureLimits, max_bytes: int,

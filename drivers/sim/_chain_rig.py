@@ -66,7 +66,6 @@ class SimulatedChainRig(SimulatedRig):
                              "the bridge has 2")
         self.mount = mount
         self._links = mount.rig.links
-        self._chain_state = np.zeros(2 * self._links)
         super().__init__(None, friction, pose_deg, rate_hz=rate_hz,
                          counts_per_rev=counts_per_rev, block_size=block_size, paced=paced,
                          hold_s=hold_s, auto_release=auto_release, realism=realism)
@@ -74,42 +73,25 @@ class SimulatedChainRig(SimulatedRig):
 
     def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:
         super().hold(pose_deg, release_in_s)
+        # the held pose and the state in link angles, the tremor on every link
+        self._pose = self.mount.links_of(np.radians(np.asarray(pose_deg))[None, :])[0]
+        self._state = np.concatenate([self._pose, np.zeros(self._links)])
         self._tremor = Tremor(self.realism.hand_tremor_rad, self._rng, self._links)
-        self._chain_pose = self.mount.links_of(np.radians(np.asarray(pose_deg))[None, :])[0]
 
-    def _advance(self, n: int) -> np.ndarray:
-        """Channel angles (n, 2) of the next n samples."""
-        out = np.empty((n, self._links))
-        k = 0
-        while k < n:
-            if self._held:
-                until = n if self._release_at is None else min(n, self._release_at - self._index)
-                if until <= k:  # the hand lets go, trembling, pushing the last link
-                    t_go = (self._index - self._held_from) / self.rate_hz
-                    push = np.zeros(self._links)
-                    push[-1] = self.realism.push_rad_s[1]
-                    push[:-1] = self.realism.push_rad_s[0]
-                    self._chain_state[:self._links] = (
-                        self._chain_pose + self._tremor.angles(np.array([t_go]))[0])
-                    self._chain_state[self._links:] = self._tremor.velocity(t_go) + push
-                    self._held = False
-                    self.release_index = self._index
-                    self._release_at = None
-                    continue
-                held = (self._index - self._held_from + np.arange(until - k)) / self.rate_hz
-                out[k:until] = self._chain_pose + self._tremor.angles(held)
-                self._index += until - k
-                k = until
-            else:
-                m = n - k
-                sub = max(1, math.ceil(10_000.0 / self.rate_hz - 1e-9))
-                # m + 1 rows from the current state; the state is left at row m, the
-                # next block's first sample
-                q = self.mount.params.run(self.mount.rig.g_plane, self._chain_state, m + 1,
-                                          1.0 / self.rate_hz, sub)
-                if not np.all(np.isfinite(q)):
-                    raise RuntimeError("the simulated chain rig diverged")
-                out[k:n] = q[:m]
-                self._index += m
-                k = n
-        return self.mount.channels_of(out)
+    def _push(self) -> np.ndarray:
+        """The push on the last link (the hand's), the arm's push on the others."""
+        push = np.full(self._links, self.realism.push_rad_s[0])
+        push[-1] = self.realism.push_rad_s[1]
+        return push
+
+    def _free(self, m: int, sub: int) -> np.ndarray:
+        # m + 1 rows from the current state; the state is left at row m, the next
+        # block's first sample
+        q = self.mount.params.run(self.mount.rig.g_plane, self._state, m + 1,
+                                  1.0 / self.rate_hz, sub)
+        if not np.all(np.isfinite(q)):
+            raise RuntimeError("the simulated chain rig diverged")
+        return q[:m]
+
+    def _channels(self, joints: np.ndarray) -> np.ndarray:
+        return self.mount.channels_of(joints)

@@ -102,8 +102,8 @@ class SimulatedRig:
         """Hold the rig still at a pose; release it after `release_in_s` seconds if given."""
         if release_in_s is not None and not math.isfinite(release_in_s):
             raise ValueError(f"release_in_s must be finite, got {release_in_s}")
-        self._state[:] = (math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0.0, 0.0)
-        self._pose[:] = self._state[:2]
+        self._state = np.array([math.radians(pose_deg[0]), math.radians(pose_deg[1]), 0.0, 0.0])
+        self._pose = self._state[:2].copy()
         self._tremor = Tremor(self.realism.hand_tremor_rad, self._rng)
         self._held_from = self._index
         self._held = True
@@ -145,17 +145,17 @@ class SimulatedRig:
         self._closed = True
 
     def _advance(self, n: int) -> np.ndarray:
-        """Angles (n, 2) of the next n samples, integrating the model when free."""
-        out = np.empty((n, 2))
+        """Channel angles (n, 2) of the next n samples, integrating the model when free."""
+        out = np.empty((n, self._pose.size))
         k = 0
         while k < n:
             if self._held:
                 until = n if self._release_at is None else min(n, self._release_at - self._index)
                 if until <= k:  # release due now: the hand lets go, trembling, pushing
                     t_go = (self._index - self._held_from) / self.rate_hz
-                    self._state[:2] = self._pose + self._tremor.angles(np.array([t_go]))[0]
-                    self._state[2:] = self._tremor.velocity(t_go) + np.asarray(
-                        self.realism.push_rad_s)
+                    dims = self._pose.size
+                    self._state[:dims] = self._pose + self._tremor.angles(np.array([t_go]))[0]
+                    self._state[dims:] = self._tremor.velocity(t_go) + self._push()
                     self._held = False
                     self.release_index = self._index
                     self._release_at = None
@@ -166,17 +166,30 @@ class SimulatedRig:
                 k = until
             else:
                 m = n - k
-                # row 0 of the simulation is the current state, i.e. this sample
                 # RK4 never coarser than 0.1 ms, whatever the rate recorded: a 1 kHz
                 # capture is the same motion sampled less often
                 sub = max(1, math.ceil(10_000.0 / self.rate_hz - 1e-9))
-                states, _ = simulate_rk4(self._rig_arr, self._fr_arr, self._state,
-                                         1.0 / (self.rate_hz * sub), m + 1, sub)
-                out[k:n] = states[:m, :2]
-                self._state[:] = states[m]
+                out[k:n] = self._free(m, sub)
                 self._index += m
                 k = n
-        return out
+        return self._channels(out)
+
+    # -- what a rig of another kind changes (drivers.sim.SimulatedChainRig) ---------------
+    def _push(self) -> np.ndarray:
+        """The velocity the hand gives each joint as it lets go."""
+        return np.asarray(self.realism.push_rad_s)
+
+    def _free(self, m: int, sub: int) -> np.ndarray:
+        """Joint angles of the next m samples of free motion; the state moves on by m."""
+        # row 0 of the simulation is the current state, i.e. this sample
+        states, _ = simulate_rk4(self._rig_arr, self._fr_arr, self._state,
+                                 1.0 / (self.rate_hz * sub), m + 1, sub)
+        self._state[:] = states[m]
+        return states[:m, :2]
+
+    def _channels(self, joints: np.ndarray) -> np.ndarray:
+        """What the two encoders read of the joint angles (the Furuta rig: the joints)."""
+        return joints
 
     def read(self, n: int) -> SampleBlock:
         """Produce the next n samples synchronously (the unpaced core of blocks()); the

@@ -79,38 +79,49 @@ def start_state(t: np.ndarray, q: np.ndarray, window_s: float = START_WINDOW_S) 
     return np.concatenate([coef[0], coef[1]])
 
 
-def chain_data(record: Record, rig: ChainRig, segment_s: float | None = None,
-               exclude: Sequence[tuple[float, float]] = ()) -> tuple[ChainData, np.ndarray]:
-    """The fit's segments of `record` and their start states (S, 2n)."""
+def free_runs(record: Record, rig: ChainRig, exclude: Sequence[tuple[float, float]] = ()
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The record's free motion a fit may see: gap-free runs at FIT_RATE_HZ, without the
+    hold before the release and the excluded (held-out) spans."""
     if record.joints != rig.links:
         raise ValueError(f"the record has {record.joints} joint(s), rig kind {rig.kind} "
                          f"has {rig.links}")
+    return record_runs(record, [*exclude, held_span(record)])
+
+
+def cut(t: np.ndarray, segment_s: float) -> list[tuple[int, int]]:
+    """(first, stop) rows of consecutive segments of `segment_s` seconds along the run's
+    times t, each at least MIN_SEGMENT_S long (a shorter tail is left out)."""
+    edges = np.searchsorted(t, np.arange(t[0], t[-1], segment_s))
+    return [(int(a), int(b)) for a, b in zip(edges, list(edges[1:]) + [t.size], strict=True)
+            if t[b - 1] - t[a] >= MIN_SEGMENT_S]
+
+
+def chain_data(runs: list[tuple[np.ndarray, np.ndarray]], rig: ChainRig,
+               segment_s: float | None = None, resolution_rad: float | None = None
+               ) -> tuple[ChainData, np.ndarray]:
+    """The fit's segments of the free runs and their start states (S, 2n)."""
     seg_s = segment_s or DEFAULT_SEGMENT_S[rig.kind.split(":")[0]]
-    pieces: list[tuple[np.ndarray, np.ndarray]] = []
-    for t, q in record_runs(record, [*exclude, held_span(record)]):
-        cut = np.arange(t[0], t[-1], seg_s)
-        idx = np.searchsorted(t, cut)
-        for a, b in zip(idx, list(idx[1:]) + [t.size], strict=True):
-            if t[b - 1] - t[a] >= MIN_SEGMENT_S:
-                pieces.append((t[a:b], q[a:b]))
+    pieces = [(t[a:b], q[a:b]) for t, q in runs for a, b in cut(t, seg_s)]
     if not pieces:
         raise ValueError(f"no stretch of {MIN_SEGMENT_S} s or more to fit outside the held-out "
                          "spans")
     dt = float(np.median(np.diff(pieces[0][0])))
     q_all = np.vstack([q for _, q in pieces])
-    floor = (record.resolution_rad or 0.0) / np.sqrt(12.0) or 1e-7
+    floor = (resolution_rad or 0.0) / np.sqrt(12.0) or 1e-7
     data = ChainData(q=q_all, lengths=np.array([q.shape[0] for _, q in pieces]),
                      t_start=np.array([t[0] for t, _ in pieces]), dt=dt,
                      sigma=noise_sigma(q_all, floor), g_plane=rig.g_plane)
     return data, np.array([start_state(t, q) for t, q in pieces])
 
 
-def regression_start(record: Record, rig: ChainRig,
-                     exclude: Sequence[tuple[float, float]] = ()) -> ChainParams:
-    """Normalised parameters from the regression (viscous and Coulomb per joint)."""
+def chain_regression_start(runs: list[tuple[np.ndarray, np.ndarray]], rig: ChainRig
+                           ) -> ChainParams:
+    """Normalised parameters from the regression (viscous and Coulomb per joint) on the
+    free runs."""
     n = rig.links
     blocks = []
-    for t, q in record_runs(record, [*exclude, held_span(record)]):
+    for t, q in runs:
         if t.size < 120:
             continue
         h = float(np.median(np.diff(t)))

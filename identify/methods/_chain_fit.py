@@ -24,7 +24,7 @@ from ..model import ChainParams, ChainRig
 from ..results import fit_percent
 from ..signal import Record
 from ..solvers import integrated_autocorrelation, levenberg_marquardt
-from ._chain_data import chain_data, regression_start
+from ._chain_data import chain_data, chain_regression_start, free_runs
 from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
 
 #: every law is fitted to this many standard errors (enough to rank them by BIC, whose
@@ -121,8 +121,9 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
               ) -> tuple[ChainFit, list[ChainFit]]:
     """The chosen fit and every law tried, in order."""
     say = progress or no_progress
-    data, states = chain_data(record, rig, segment_s, exclude)
-    start = regression_start(record, rig, exclude)
+    runs = free_runs(record, rig, exclude)
+    data, states = chain_data(runs, rig, segment_s, record.resolution_rad)
+    start = chain_regression_start(runs, rig)
     # a named law is reached through the simpler ones: Stribeck's terms start from a
     # converged Coulomb fit (from Fs = Fc, v_t has no gradient and wanders off)
     laws = list(LAWS_AUTO if rig.friction == "auto" else _PATH[rig.friction])

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import ChainParams, inertial_names, inertial_normaliser
+from ..model import CHAIN_FRICTION_TERMS, ChainParams, inertial_names, inertial_normaliser
+from ..solvers import BlockJacobian
 
 #: the fitted terms of one joint per friction law (v_t enters as log v_t)
 LAW_TERMS: dict[str, tuple[str, ...]] = {
@@ -33,7 +34,7 @@ LAW_TERMS: dict[str, tuple[str, ...]] = {
 }
 #: rad/s: the tanh width of the Coulomb + viscous law, whose v_t is not fitted
 VT_COULOMB = 1e-2
-_TERM_COLUMN = {"Fc": 0, "Fs": 1, "vt": 2, "b": 3, "cd": 4}
+_TERM_COLUMN = {term: c for c, term in enumerate(CHAIN_FRICTION_TERMS)}
 _FD_REL = 1e-7
 _DIVERGED_RAD = 10.0  # a diverged simulation counts as this far from the data
 # the simulator releases the GIL: Jacobian columns run on every core
@@ -60,33 +61,6 @@ class ChainData:
     def bounds(self) -> np.ndarray:
         """Row offsets of the segments in q, S + 1 of them."""
         return np.concatenate([[0], np.cumsum(self.lengths)])
-
-
-class BlockJacobian:
-    """d r / d z as dense parameter columns and one (rows, 2n) block per segment."""
-
-    def __init__(self, jp: np.ndarray, blocks: list[np.ndarray], row_bounds: np.ndarray):
-        self.jp, self.blocks, self.rows = jp, blocks, row_bounds
-
-    def gram(self) -> np.ndarray:
-        p = self.jp.shape[1]
-        w = self.blocks[0].shape[1]
-        out = np.zeros((p + w * len(self.blocks),) * 2)
-        out[:p, :p] = self.jp.T @ self.jp
-        for s, b in enumerate(self.blocks):
-            rows = slice(self.rows[s], self.rows[s + 1])
-            cols = slice(p + w * s, p + w * (s + 1))
-            cross = self.jp[rows].T @ b
-            out[:p, cols] = cross
-            out[cols, :p] = cross.T
-            out[cols, cols] = b.T @ b
-        return out
-
-    def rmatvec(self, r: np.ndarray) -> np.ndarray:
-        parts = [self.jp.T @ r]
-        for s, b in enumerate(self.blocks):
-            parts.append(b.T @ r[self.rows[s]:self.rows[s + 1]])
-        return np.concatenate(parts)
 
 
 class ChainProblem:
@@ -178,10 +152,11 @@ class ChainProblem:
         for c in range(self.n_param):
             jp[:, c] = cols[c] / moves[c][1][0]
         row_bounds = d.bounds * d.links
-        blocks = [np.empty((row_bounds[s + 1] - row_bounds[s], self.width))
+        blocks = [(int(row_bounds[s]), int(row_bounds[s + 1]),
+                   np.empty((row_bounds[s + 1] - row_bounds[s], self.width)))
                   for s in range(d.lengths.size)]
         for c in range(self.width):
             col, h = cols[self.n_param + c], moves[self.n_param + c][1]
-            for s, b in enumerate(blocks):
-                b[:, c] = col[row_bounds[s]:row_bounds[s + 1]] / h[s]
-        return BlockJacobian(jp, blocks, row_bounds)
+            for s, (a, b, blk) in enumerate(blocks):
+                blk[:, c] = col[a:b] / h[s]
+        return BlockJacobian(jp, blocks)

@@ -18,7 +18,13 @@ from typing import Any
 import numpy as np
 
 from .._progress import Progress
-from ..model import ChainParams, ChainRig, inertial_names, parse_rig_kind
+from ..model import (
+    CHAIN_FRICTION_TERMS,
+    ChainParams,
+    ChainRig,
+    inertial_names,
+    parse_rig_kind,
+)
 from ..results import IdentificationResult, ParameterEstimate, normalized_compute_time
 from ..signal import Record
 from ._chain_fit import ChainFit, fit_chain, segment_fits
@@ -92,7 +98,7 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
     norm = inertial_names(problem.data.links)[problem.norm]
     params = fit.params
     for i in range(problem.data.links):
-        for term, col in (("Fc", 0), ("Fs", 1), ("vt", 2), ("b", 3), ("cd", 4)):
+        for col, term in enumerate(CHAIN_FRICTION_TERMS):
             name = f"vt{i + 1}" if term == "vt" else f"{term}{i + 1}/{norm}"
             if term in problem.terms:
                 c = names.index(name)
@@ -116,7 +122,8 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
     return out
 
 
-def _physical(fit: ChainFit, scale: Scale) -> dict[str, ParameterEstimate]:
+def _physical(fit: ChainFit, pars: dict[str, ParameterEstimate],
+              scale: Scale) -> dict[str, ParameterEstimate]:
     """theta~ and the friction torques in SI from one measured quantity of theta~."""
     n = fit.problem.data.links
     names = inertial_names(n)
@@ -124,7 +131,6 @@ def _physical(fit: ChainFit, scale: Scale) -> dict[str, ParameterEstimate]:
         raise ValueError(f"measured quantity {scale.name!r}: expected one of {', '.join(names)}")
     params = fit.params
     factor = scale.value / float(params.inertial[names.index(scale.name)])
-    pars = _parameters(fit, [])
     norm = names[fit.problem.norm]
     out: dict[str, ParameterEstimate] = {}
     units = {"mu": "kg m^2", "kappa": "kg m^2", "nu": "kg m", "Fc": "N m", "Fs": "N m",
@@ -156,6 +162,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
                            progress=progress)
     elapsed = time.perf_counter() - t0
     whole, per_segment = segment_fits(fit)
+    parameters = _parameters(fit, tried)
     d = fit.problem.data
     rms = np.sqrt(np.mean(fit.residuals.reshape(-1, d.links) ** 2, axis=0))  # in sigmas
     warnings = [f"{name}: residuals {r:.3g} times the noise ({s:.2g} rad): the model misses "
@@ -180,8 +187,8 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
         diagnostics["friction_laws"] = list(LAW_TERMS)
     return IdentificationResult(
         method=METHOD, rig_kind=rig.kind, capture_id=record.capture_id,
-        parameters=_parameters(fit, tried),
-        rig=_physical(fit, scale) if scale else {},
+        parameters=parameters,
+        rig=_physical(fit, parameters, scale) if scale else {},
         fit_percent={name: float(x) for name, x in zip(rig.joint_names, whole, strict=True)},
         compute_seconds=elapsed,
         normalized_compute_time=normalized_compute_time(elapsed, record.duration_s,

@@ -16,7 +16,7 @@ import numpy as np
 from ..model import ChainParams, ChainRig
 from ..results import fit_percent
 from ..signal import Record
-from ._chain_data import MIN_SEGMENT_S, held_span, record_runs, start_state
+from ._chain_data import MIN_SEGMENT_S, cut, held_span, record_runs, start_state
 
 VALIDATION_RATE_HZ = 1000.0  # held-out spans are scored at up to 1 kHz, as published fits are
 
@@ -35,10 +35,7 @@ def held_out_segments(record: Record, rig: ChainRig, params: ChainParams,
     p = params.normalised()
     out = []
     for t, q in record_runs(record, outside, VALIDATION_RATE_HZ):
-        edges = np.searchsorted(t, np.arange(t[0], t[-1], segment_s))
-        for a, b in zip(edges, list(edges[1:]) + [t.size], strict=True):
-            if t[b - 1] - t[a] < MIN_SEGMENT_S:
-                continue
+        for a, b in cut(t, segment_s):
             dt = float(np.median(np.diff(t[a:b])))
             sim = p.simulate(rig.g_plane, start_state(t[a:b], q[a:b])[None, :],
                              np.array([b - a]), dt)

@@ -38,6 +38,7 @@ from ..model import (
     simulate_jobs_sensitivity,
 )
 from ..signal import Decimated
+from ..solvers import BlockJacobian
 from ._oe_problem import LOG_BOUNDS, OMEGA_REF, simulated_schedule, substep_schedule
 from ._rig_prior import RIG_VARIABLES, RigPrior
 
@@ -119,49 +120,6 @@ class Segments:
     @property
     def count(self) -> int:
         return int(self.start.size)
-
-
-@dataclass
-class BlockJacobian:
-    """The Jacobian of a shooting problem in its blocks: each row's derivatives by the
-    global variables (dense), and each segment's 4 state columns, which touch only that
-    segment's rows. Its Gram matrix costs a tenth of the dense one's."""
-
-    dense: np.ndarray  # (rows, n_global)
-    blocks: list[tuple[int, int, np.ndarray]]  # (first row, stop row, (stop - first, 4))
-
-    @property
-    def n_global(self) -> int:
-        return int(self.dense.shape[1])
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.dense.shape[0], self.n_global + 4 * len(self.blocks)
-
-    def gram(self, rows: int | None = None) -> np.ndarray:
-        """J^T J over the first `rows` rows (all by default)."""
-        d = self.dense if rows is None else self.dense[:rows]
-        n_g, n = self.n_global, self.shape[1]
-        out = np.zeros((n, n))
-        out[:n_g, :n_g] = d.T @ d
-        for k, (a, b, blk) in enumerate(self.blocks):
-            if rows is not None and a >= rows:
-                continue
-            c = n_g + 4 * k
-            cross = self.dense[a:b].T @ blk
-            out[:n_g, c:c + 4] = cross
-            out[c:c + 4, :n_g] = cross.T
-            out[c:c + 4, c:c + 4] = blk.T @ blk
-        return out
-
-    def rmatvec(self, r: np.ndarray) -> np.ndarray:
-        """J^T r."""
-        out = np.empty(self.shape[1])
-        out[:self.n_global] = self.dense.T @ r
-        for k, (a, b, blk) in enumerate(self.blocks):
-            c = self.n_global + 4 * k
-            out[c:c + 4] = blk.T @ r[a:b]
-        return out
 
 
 class ShootingProblem:

@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._chain import (
+    CHAIN_FRICTION_TERMS,
     chain_run,
     chain_segments,
     inertial_names,
@@ -144,7 +145,7 @@ class ChainParams:
                              "l, J, b)")
         fr = np.zeros((links, 5))
         for i in range(links):
-            for c, term in enumerate(("Fc", "Fs", "vt", "b", "cd")):
+            for c, term in enumerate(CHAIN_FRICTION_TERMS):
                 fr[i, c] = float(data.get(f"{term}{i + 1}", 0.0))
         fr[:, 1] = np.where(fr[:, 1] == 0, fr[:, 0], fr[:, 1])  # no Fs: Coulomb
         fr[:, 2] = np.where((fr[:, 2] <= 0) & (fr[:, 0] != 0), 1e-3, fr[:, 2])

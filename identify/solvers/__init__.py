@@ -3,6 +3,7 @@
 The bottom layer of identify: it imports nothing from the other identify subpackages.
 """
 
+from ._block_jacobian import BlockJacobian
 from ._least_squares import (
     POOR_FACTOR,
     LinearFit,
@@ -25,7 +26,8 @@ from ._mittag_leffler import (
 from ._modified_simplex import initial_points, modified_simplex
 
 __all__ = [
-    "ML3_T_MAX", "ML3_T_MIN", "POOR_FACTOR", "LMResult", "LinearFit", "LseiSolution",
+    "ML3_T_MAX", "ML3_T_MIN", "POOR_FACTOR", "BlockJacobian", "LMResult", "LinearFit",
+    "LseiSolution",
     "group_variances", "group_weighted_least_squares", "hac_covariance", "initial_points",
     "integrated_autocorrelation", "levenberg_marquardt", "linear_least_squares", "lsei",
     "mittag_leffler_3", "ml3_scalar", "modified_simplex", "nussbaum_gain", "nussbaum_scalar",
