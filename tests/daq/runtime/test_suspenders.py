@@ -15,7 +15,7 @@ from daq.runtime import (
     SuspenderWatch,
     new_session_id,
 )
-from daq.storage import Catalog
+from daq.storage import Catalog, read_capture_h5
 from drivers import SampleBlock
 from drivers.emulator import EmulatorConfig, FirmwareEmulator
 from drivers.serial import SerialBridge
@@ -63,7 +63,7 @@ async def test_a_vanished_bridge_suspends_the_session_which_resumes_when_it_is_b
     cfg = EmulatorConfig(seed=31, latch=True, pose_deg=POSE, paced=True, vanish=(2.0, 1.0),
                          link=str(tmp_path / "bridge"))
     events: list[str] = []
-    async with FirmwareEmulator(cfg):
+    async with FirmwareEmulator(cfg) as emu:
         plan = SessionPlan(captures=1, poses_deg=[POSE], source="serial",
                            port=str(tmp_path / "bridge"), release="latch", hold_s=0.5,
                            settle_s=0.5)
@@ -75,7 +75,21 @@ async def test_a_vanished_bridge_suspends_the_session_which_resumes_when_it_is_b
     assert any("bridge cleared; resuming" in e for e in events), events
     assert cat.session(sid).status == "done"
     [capture] = cat.captures(sid)
-    assert capture.status == "done" and capture.summary["gaps"] == 1  # the outage, kept
+    assert capture.status == "done"
+    # the outage is kept as one gap; any other gap is a frame the device itself dropped
+    # (its FIFO overflows when a loaded host stops reading for a moment), never one the
+    # host lost after receiving it
+    index = read_capture_h5(capture.summary["file"]).sample_index
+    missing = np.setdiff1d(np.arange(index[0], index[-1] + 1), index)
+    dropped = {r: np.concatenate([np.arange(d.first_sample, d.first_sample + d.n_samples)
+                                  for d in emu.record.spoiled if d.reason == r])
+               for r in {d.reason for d in emu.record.spoiled}}
+    assert set(dropped) <= {"vanished", "overrun"}, set(dropped)
+    assert np.isin(missing, np.concatenate(list(dropped.values()))).all()
+    step = np.diff(index)
+    gaps = [np.arange(a + 1, a + n) for a, n in zip(index[:-1][step > 1], step[step > 1])]
+    outage = [g for g in gaps if np.isin(g, dropped["vanished"]).any()]
+    assert len(outage) == 1 and len(outage[0]) > 9000, [len(g) for g in outage]  # 1 s, one gap
 
 
 @pytest.mark.fault(injected="session: 5 % of frames corrupted for good",
