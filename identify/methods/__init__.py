@@ -4,7 +4,7 @@ Above identify.results, identify.signal, identify.model and identify.solvers; be
 identify.seeds (neither imports the other); below identify.report.
 """
 
-from ._chain_data import DEFAULT_SEGMENT_S, MIN_SEGMENT_S, held_span, record_runs, start_state
+from ._chain_data import DEFAULT_SEGMENT_S, MIN_SEGMENT_S, record_runs, start_state
 from ._chain_fit import LAWS_AUTO, ChainFit, fit_chain, fit_law, segment_fits
 from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
 from ._chain_result import Scale, identify_chain, meaning, result_params
@@ -65,7 +65,7 @@ from ._uas_settings import TABLE_II_UPPER, TABLE_III_INITIAL_GUESS, UASSettings
 from .integral import identify_integral
 
 __all__ = [
-    "DEFAULT_SEGMENT_S", "MIN_SEGMENT_S", "held_out_segments", "held_span", "record_runs",
+    "DEFAULT_SEGMENT_S", "MIN_SEGMENT_S", "held_out_segments", "record_runs",
     "start_state",
     "LAWS_AUTO", "LAW_TERMS", "ChainData", "ChainFit", "ChainProblem", "Scale", "fit_chain",
     "fit_law", "identify_chain", "meaning", "result_params", "segment_fits", "validate_chain",

@@ -4,16 +4,17 @@
    002's regression with a Coulomb column per joint.
 2. Levenberg-Marquardt (identify.solvers) on each friction law in turn, each from the
    previous one's fit: viscous, Coulomb + viscous, Brown-McPhee (Fs = 1.3 Fc and
-   v_t = 0.05 rad/s to start). `auto` keeps the law with the lowest BIC,
-   N log(RSS / N) + p log N (Schwarz 1978); a named law is fitted alone.
-3. Intervals: s^2 (J^T J)^-1 with s^2 = RSS / (N - p), times the residuals' integrated
-   autocorrelation time (a model that falls short leaves correlated residuals, and each
-   sample then carries less than one sample's information).
+   v_t = 0.05 rad/s to start). `auto` keeps the law with the lowest BIC (Schwarz 1978,
+   _fit_stages.schwarz_bic); a named law is fitted alone.
+3. Intervals as for every rig kind (identify.methods._fit_stages): (J^T J)^-1 of the
+   residuals in noise units, times their variance inflation (a model that falls short
+   leaves correlated residuals, and each sample then carries less than one sample's
+   information), widened by the residuals' excess over the noise where the model falls
+   short.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,9 +24,10 @@ from .._progress import Progress, no_progress
 from ..model import ChainParams, ChainRig
 from ..results import fit_percent
 from ..signal import Record
-from ..solvers import integrated_autocorrelation, levenberg_marquardt
+from ..solvers import levenberg_marquardt
 from ._chain_data import chain_data, chain_regression_start, free_runs
 from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
+from ._fit_stages import joint_inflation, schwarz_bic, widening
 
 #: every law is fitted to this many standard errors (enough to rank them by BIC, whose
 #: gaps are hundreds), and the chosen one then on to FINAL_SIGMA_TOL
@@ -57,9 +59,15 @@ class ChainFit:
         return float(self.residuals @ self.residuals)
 
     @property
+    def excess(self) -> np.ndarray:
+        """Residual rms over the noise, per joint: 1 when the model explains all but noise."""
+        r = self.residuals.reshape(-1, self.problem.data.links)
+        return np.sqrt(np.mean(r ** 2, axis=0))
+
+    @property
     def bic(self) -> float:
-        n = self.residuals.size
-        return n * math.log(self.rss / n) + self.z.size * math.log(n)
+        links = self.problem.data.links
+        return schwarz_bic(self.excess, self.residuals.size // links, self.problem.n_param)
 
     @property
     def params(self) -> ChainParams:
@@ -67,7 +75,15 @@ class ChainFit:
 
     @property
     def sd(self) -> np.ndarray:
-        return np.sqrt(np.clip(np.diag(self.cov)[:self.problem.n_param], 0.0, None))
+        """Standard errors of the parameters, widened for the model error the noise does not
+        measure (_fit_stages.widening): a joint's friction by its own excess, the standard
+        parameters by the largest."""
+        sd = np.sqrt(np.clip(np.diag(self.cov)[:self.problem.n_param], 0.0, None))
+        widen = widening(self.excess)
+        k = len(self.problem.inertial)
+        sd[:k] *= widen.max()  # the standard parameters are every joint's
+        sd[k:] *= np.repeat(widen, len(self.problem.terms))
+        return sd
 
 
 def fit_law(data: ChainData, states: np.ndarray, start: ChainParams, law: str,
@@ -84,12 +100,9 @@ def _solved(problem: ChainProblem, z0: np.ndarray, max_iter: int,
     data = problem.data
     res = levenberg_marquardt(problem.residuals, problem.jacobian, z0, problem.bounds(),
                               sigma_tol=sigma_tol, ftol=1e-6, max_iter=max_iter)
-    gram = res.jac.gram()
-    dof = max(1, res.fun.size - res.x.size)
-    s2 = float(res.fun @ res.fun) / dof
-    n = data.links
-    tau = max(integrated_autocorrelation(res.fun.reshape(-1, n)[:, j])[0] for j in range(n))
-    cov = np.linalg.pinv(gram, hermitian=True) * s2 * tau
+    # residuals in noise units: (J^T J)^-1 is the covariance if the model is adequate
+    tau = joint_inflation(res.fun.reshape(-1, data.links))
+    cov = np.linalg.pinv(res.jac.gram(), hermitian=True) * tau
     return ChainFit(problem, res.x, res.fun, cov, tau, res.njev)
 
 
@@ -121,9 +134,9 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
               ) -> tuple[ChainFit, list[ChainFit]]:
     """The chosen fit and every law tried, in order."""
     say = progress or no_progress
-    runs = free_runs(record, rig, exclude)
-    data, states = chain_data(runs, rig, segment_s, record.resolution_rad)
-    start = chain_regression_start(runs, rig)
+    d, runs = free_runs(record, rig, exclude)
+    data, states = chain_data(d, runs, rig, segment_s, record.resolution_rad)
+    start = chain_regression_start(d, runs, rig)
     # a named law is reached through the simpler ones: Stribeck's terms start from a
     # converged Coulomb fit (from Fs = Fc, v_t has no gradient and wanders off)
     laws = list(LAWS_AUTO if rig.friction == "auto" else _PATH[rig.friction])
@@ -156,7 +169,8 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
     return final, fits
 
 
-def segment_fits(fit: ChainFit) -> tuple[np.ndarray, list[dict[str, object]]]:
+def segment_fits(fit: ChainFit, names: Sequence[str]
+                 ) -> tuple[np.ndarray, list[dict[str, object]]]:
     """Fit per joint (seed 000 eq. 53) over all segments, and each segment's own."""
     d = fit.problem.data
     sim = fit.problem.simulate(fit.z)
@@ -166,7 +180,8 @@ def segment_fits(fit: ChainFit) -> tuple[np.ndarray, list[dict[str, object]]]:
         a, b = rows[s], rows[s + 1]
         per.append({"span_s": [round(float(d.t_start[s]), 4),
                                round(float(d.t_start[s] + (b - a - 1) * d.dt), 4)],
-                    "fit_percent": [round(float(x), 3) for x in fit_percent(sim[a:b], d.q[a:b])]})
+                    "fit_percent": {n: round(float(x), 3) for n, x in
+                                    zip(names, fit_percent(sim[a:b], d.q[a:b]), strict=True)}})
     return fit_percent(sim, d.q), per
 
 

@@ -29,13 +29,12 @@ from ..results import IdentificationResult, ParameterEstimate, normalized_comput
 from ..signal import Record
 from ._chain_fit import ChainFit, fit_chain, segment_fits
 from ._chain_problem import LAW_TERMS, VT_COULOMB
+from ._fit_stages import excess_warning, log_interval
 
 METHOD = "shooting"
 Z95 = 1.959964
 #: an interval wider than the value itself leaves the parameter undetermined
 UNDETERMINED_RATIO = 1.0
-#: residuals above this many times the noise: the model misses something the data show
-ADEQUATE_FACTOR = 3.0
 
 MEANING = {
     "mu": "coupling inertia of links {i} and {j} (l_{i} nu_{j})",
@@ -71,8 +70,8 @@ def meaning(name: str) -> str:
 
 def _estimate(name: str, value: float, sd: float, log: bool = False) -> ParameterEstimate:
     if log:  # v_t is fitted by its logarithm: the interval is a factor either side
-        factor = math.exp(min(Z95 * sd, 700.0))  # an undetermined v_t: a huge factor
-        ci = (value / factor, value * factor)
+        _, ci = log_interval(math.log(value), sd)
+        factor = ci[1] / value
         ok = factor < 10.0
         note = "" if ok else f"not identifiable: its interval spans a factor {factor:.3g}"
     else:
@@ -153,6 +152,10 @@ def _physical(fit: ChainFit, pars: dict[str, ParameterEstimate],
     return out
 
 
+def _per_joint(x: np.ndarray, names: Sequence[str]) -> dict[str, float]:
+    return {n: round(float(v), 3) for n, v in zip(names, x, strict=True)}
+
+
 def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
                    exclude: Sequence[tuple[float, float]] = (), scale: Scale | None = None,
                    progress: Progress | None = None) -> IdentificationResult:
@@ -161,26 +164,24 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
     fit, tried = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
                            progress=progress)
     elapsed = time.perf_counter() - t0
-    whole, per_segment = segment_fits(fit)
+    whole, per_segment = segment_fits(fit, rig.joint_names)
     parameters = _parameters(fit, tried)
     d = fit.problem.data
-    rms = np.sqrt(np.mean(fit.residuals.reshape(-1, d.links) ** 2, axis=0))  # in sigmas
-    warnings = [f"{name}: residuals {r:.3g} times the noise ({s:.2g} rad): the model misses "
-                "something the data show (intervals are widened by the residuals' correlation)"
-                for name, r, s in zip(rig.joint_names, rms, d.sigma, strict=True)
-                if r > ADEQUATE_FACTOR]
+    names = rig.joint_names
+    warning = excess_warning(fit.excess, names)
     diagnostics: dict[str, Any] = {
         "friction_law": fit.problem.law,
         "models_tried": [{"law": f.problem.law, "bic": round(f.bic, 1),
                           "parameters": f.problem.n_param, "iterations": f.iterations,
+                          "residual_over_noise": _per_joint(f.excess, names),
                           "chosen": f is fit} for f in tried],
         "segments": per_segment,
         "segment_count": int(d.lengths.size),
-        "noise_rad": [float(s) for s in d.sigma],
-        "residual_over_noise": [round(float(r), 3) for r in rms],
-        "interval_inflation": round(fit.tau, 2),
+        "noise_rad": {n: float(s) for n, s in zip(names, d.sigma, strict=True)},
+        "residual_over_noise": _per_joint(fit.excess, names),
+        "covariance_inflation": round(fit.tau, 2),
         "held_out_s": [list(span) for span in exclude],
-        "warnings": warnings,
+        "warnings": [warning] if warning else [],
         "meaning": {name: meaning(name) for name in fit.problem.parameter_names()},
     }
     if rig.friction == "auto":

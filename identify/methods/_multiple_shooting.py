@@ -41,8 +41,17 @@ from ..model import (
 from ..results import IdentificationResult, ParameterEstimate, fit_percent
 from ..signal import Decimated, Measurement, decimate, motion_start
 from ..solvers import levenberg_marquardt
+from ._fit_stages import (
+    ADEQUATE_EXCESS,
+    cubic_state,
+    excess_warning,
+    joint_inflation,
+    log_interval,
+    noise_sigma,
+    schwarz_bic,
+    widening,
+)
 from ._joint_regression import regression_estimate
-from ._oe_problem import residual_inflation
 from ._pipeline import FN_T, FN_T_NOTE, GENERIC_START, START_MU_S_OVER_MU_D
 from ._rig_estimates import rig_estimates
 from ._rig_prior import RIG_VARIABLES, RigPrior
@@ -60,6 +69,8 @@ METHOD = "shooting"
 SEGMENT_S = 4.0
 SHORT_SEGMENT_S = 1.0
 OVERLAP_S = 0.25
+#: the cubic that gives a segment's start state spans 0.1 s (the fit then refines it)
+START_WINDOW_S = 0.1
 #: mu_s and omega_t act only near zero velocity and trade off along a curved valley: on
 #: realistic captures their Wald intervals, however narrow, missed the truth too often
 #: (bench/bench_real_rig.py) to be reported as identified
@@ -102,34 +113,12 @@ class ShootingFit:
     def bic(self) -> float:
         """Schwarz's criterion over both joints: n log(RSS/n) per joint + k log n, the
         global variables counted (every model has the same segment states)."""
-        n = self.problem.n_data // 2
-        rss = n * self.residual_rms ** 2
-        return float(np.sum(n * np.log(rss / n)) + self.problem.n_global * math.log(2 * n))
+        return schwarz_bic(self.residual_rms, self.problem.n_data // 2, self.problem.n_global)
 
     @property
     def excess(self) -> np.ndarray:
         """Residual rms over the noise, per joint: 1 when the model explains all but noise."""
         return np.asarray(self.residual_rms / self.noise)
-
-
-def noise_sigma(d: Decimated, quantum: float) -> np.ndarray:
-    """Each joint's measurement noise (rad): what a local cubic over 11 points (22 ms at
-    500 Hz, where a swing is a cubic to 1e-7 rad) leaves, corrected for the smoother's
-    own degrees of freedom; never below the rms of one encoder quantum, Q / sqrt(12)
-    (a joint that moves slowly keeps its quantisation error across a whole block)."""
-    from scipy.signal import savgol_filter
-
-    window, order = 11, 3
-    # the central weight h0 of the local cubic: the residual's variance is (1 - h0) sigma^2
-    h0 = float(savgol_filter(np.eye(window)[window // 2], window, order)[window // 2])
-    out = np.zeros(2)
-    pieces = [r for r in np.split(np.arange(d.grid.size),
-                                  np.flatnonzero(np.diff(d.grid) != 1) + 1) if r.size > window]
-    for j in range(2):
-        res = np.concatenate([d.q[r, j] - savgol_filter(d.q[r, j], window, order)
-                              for r in pieces]) if pieces else np.zeros(1)
-        out[j] = float(np.sqrt(np.mean(res ** 2) / (1.0 - h0)))
-    return np.maximum(out, quantum / math.sqrt(12))
 
 
 def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START["omega_t"]
@@ -147,17 +136,9 @@ def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START
 
 def _segment_states(d: Decimated, seg: Segments) -> np.ndarray:
     """Each segment's start state from a cubic fit to its first 0.1 s (noise-robust)."""
-    states = []
     k = d.grid - d.grid[0]
-    for first in seg.start:
-        rows = np.flatnonzero((k >= first) & (k < first + max(5, int(0.1 / d.h))))
-        tt = (k[rows] - first) * d.h
-        x = []
-        for j in range(2):
-            c = np.polyfit(tt, d.q[rows, j], min(3, rows.size - 1))
-            x.append((c[-1], c[-2]))
-        states.append([x[0][0], x[1][0], x[0][1], x[1][1]])
-    return np.array(states)
+    return np.array([cubic_state(d.t[r:], d.q[r:], START_WINDOW_S)
+                     for r in np.searchsorted(k, seg.start)])
 
 
 class _Restricted:
@@ -322,7 +303,7 @@ def _finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
         problem.reweigh(weights)
         z, res = _lm(problem, z, np.arange(z.size), 10, sigma_tol=0.1)
     data = res.fun[:problem.n_data].reshape(-1, 2)
-    infl = max(residual_inflation(data[:, 0]), residual_inflation(data[:, 1]))
+    infl = joint_inflation(data)
     jac: BlockJacobian = res.jac.j
     data_info = jac.gram(problem.n_data)
     info = data_info / infl + (jac.gram() - data_info)
@@ -332,8 +313,6 @@ def _finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
                        res.message, t_start)
 
 
-#: residuals above this many times the noise ask for the extra terms
-ADEQUATE_EXCESS = 1.5
 #: a nominal fit this far above the noise is restarted from these omega_t (rad/s)
 RESTART_EXCESS = 5.0
 RESTART_OMEGA_T = (1e-1, 1e-3)
@@ -421,12 +400,6 @@ def _tried(fit: ShootingFit, chosen: bool) -> dict[str, Any]:
             "residual_over_noise": {n: float(x) for n, x in zip(JOINT_NAMES, fit.excess)}}
 
 
-def _interval(log_value: float, log_sd: float) -> tuple[float, tuple[float, float]]:
-    half = min(1.96 * log_sd, 700.0)  # a wild interval must not overflow
-    v = math.exp(log_value)
-    return v, (v * math.exp(-half), v * math.exp(half))
-
-
 def _unresolved_joints(fit: ShootingFit) -> set[str]:
     """Joints whose friction transition is sharper than the fit resolves (omega_t at its
     lower bound) and that spend long enough near zero velocity for it to shape the
@@ -452,13 +425,8 @@ def _friction_estimates(fit: ShootingFit) -> dict[str, ParameterEstimate]:
     for k, name in enumerate(FRICTION_FREE):
         i = w + k
         sd = math.sqrt(max(fit.cov[i, i], 0.0))
-        # residuals this many times the noise: the model error, which the Wald interval
-        # does not see, bends the joint's friction (a 15 s capture: mu_d0 9.8 % off with
-        # a +-3.4 % interval at 3.5 times the noise); widen by it
-        excess = float(fit.excess[int(name[-1])])
-        if excess > ADEQUATE_EXCESS:
-            sd *= excess
-        v, ci = _interval(float(fit.z[i]), sd)
+        sd *= float(widening(fit.excess)[int(name[-1])])  # the model error
+        v, ci = log_interval(float(fit.z[i]), sd)
         lo_b, hi_b = float(f_lo[k]), float(f_hi[k])
         at_bound = v <= lo_b * 1.0001 or v >= hi_b * 0.9999
         wide = 1.96 * sd > math.log(10.0)
@@ -494,7 +462,7 @@ def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
             v = float(fit.z[i])
             out[name] = {"value": v, "ci95": [v - 1.96 * sd, v + 1.96 * sd], "unit": "rad"}
         else:
-            v, ci = _interval(float(fit.z[i]), sd)
+            v, ci = log_interval(float(fit.z[i]), sd)
             out[name] = {"value": v, "ci95": list(ci),
                          "unit": "N m s^2" if name == "drag1" else "N m/rad"}
     return out
@@ -583,19 +551,14 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
         "release": _release(m, fit, t_motion),
         "segments": per_segment,
         "noise_rad": {n: float(s) for n, s in zip(JOINT_NAMES, fit.noise)},
+        "residual_over_noise": {n: round(float(x), 3) for n, x in zip(JOINT_NAMES, fit.excess)},
         "residual_rms_rad": {n: float(s) for n, s in zip(JOINT_NAMES, fit.residual_rms)},
         "covariance_inflation": fit.inflation,
         "evaluations": fit.nfev, "jacobians": fit.njev, "solver_message": fit.message,
     }
-    if (fit.excess > ADEQUATE_EXCESS).any():
-        diagnostics["warning"] = (
-            "residuals above the noise (x" + ", x".join(
-                f"{x:.1f} {n}" for n, x in zip(JOINT_NAMES, fit.excess)) + ") with every "
-            "extra term the diagnostics asked for: the model still falls short; the "
-            "friction intervals of each joint so far above its noise are widened by that "
-            "factor (" + ", ".join(f"{n} x{x:.1f}" for n, x in zip(JOINT_NAMES, fit.excess)
-                                   if x > ADEQUATE_EXCESS)
-            + ") for the model error the noise does not measure")
+    warning = excess_warning(fit.excess, JOINT_NAMES)
+    diagnostics["warnings"] = [warning + " (with every extra term the diagnostics asked for)"
+                               ] if warning else []
     return IdentificationResult.of_measurement(
         m, method=METHOD, parameters=_friction_estimates(fit), fit_percent=whole,
         compute_seconds=elapsed, diagnostics=diagnostics,

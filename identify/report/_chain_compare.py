@@ -18,7 +18,6 @@ import numpy as np
 from .._progress import Progress, no_progress
 from ..methods import (
     DEFAULT_SEGMENT_S,
-    held_span,
     identify_chain,
     record_runs,
     result_params,
@@ -40,7 +39,7 @@ class ChainRow:
 
 def _regression(record: Record, rig: ChainRig) -> ChainParams:
     """Seed 002's filtered regression (viscous joints) on every free run of the record."""
-    swings = [q for t, q in record_runs(record, [held_span(record)], 1000.0) if t.size > 300]
+    swings = [q for t, q in record_runs(record, (), 1000.0) if t.size > 300]
     if not swings:
         raise ValueError("no free run of 0.3 s or more for the regression")
     h = 1.0 / min(record.rate_hz, 1000.0)

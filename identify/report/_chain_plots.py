@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..methods import held_out_segments, held_span, record_runs
+from ..methods import held_out_segments, record_runs
 from ..model import ChainParams, ChainRig
 from ..results import fit_percent
 from ..signal import Record
@@ -18,7 +18,7 @@ def plot_held_out(record: Record, rig: ChainRig, sets: dict[str, ChainParams],
     """One panel per joint over `span`: the record, and each set simulated segment by
     segment as validate_chain scores them (fits in the legend); below, their errors."""
     plt = _pyplot()
-    outside = [(-np.inf, span[0] - 1e-9), (span[1] + 1e-9, np.inf), held_span(record)]
+    outside = [(-np.inf, span[0] - 1e-9), (span[1] + 1e-9, np.inf)]
     pieces = record_runs(record, outside, 1000.0)
     fig, axes = plt.subplots(2 * rig.links, 1, figsize=(9, 3.2 * rig.links), sharex=True,
                              squeeze=False)

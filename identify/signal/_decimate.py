@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._differentiate import contiguous_segments, holoborodko_first, holoborodko_second
-from ._measurement import Measurement
+from ._measurement import Record
 
 
 def decimate_mean(t: np.ndarray, x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,15 +34,15 @@ class Decimated:
     """A measurement decimated from a start time on: block means and their derivatives."""
 
     grid: np.ndarray  # (k,) int64 coarse grid index; time = grid * h + offset
-    t: np.ndarray  # (k,) s, on Measurement.t's clock
-    q: np.ndarray  # (k, 2) rad, block means
-    v: np.ndarray  # (k, 2) rad/s, NaN within (N1-1)/2 of a segment end
-    a: np.ndarray  # (k, 2) rad/s^2, NaN within (N2-1)/2 of a segment end
+    t: np.ndarray  # (k,) s, on the record's t clock
+    q: np.ndarray  # (k, n) rad, block means
+    v: np.ndarray  # (k, n) rad/s, NaN within (N1-1)/2 of a segment end
+    a: np.ndarray  # (k, n) rad/s^2, NaN within (N2-1)/2 of a segment end
     h: float  # coarse step, s
     factor: int
 
 
-def decimate(m: Measurement, start_s: float, target_hz: float = 1000.0, n_first: int = 51,
+def decimate(m: Record, start_s: float, target_hz: float = 1000.0, n_first: int = 51,
              n_second: int = 101) -> Decimated:
     """Block-mean decimation from `start_s` on, then Holoborodko derivatives per segment."""
     factor = max(1, int(round(m.rate_hz / target_hz)))
@@ -60,7 +60,7 @@ def decimate(m: Measurement, start_s: float, target_hz: float = 1000.0, n_first:
         nblocks = (sidx.size - lo) // factor
         if nblocks <= 0:
             continue
-        qs.append(sq[lo:lo + nblocks * factor].reshape(nblocks, factor, 2).mean(axis=1))
+        qs.append(sq[lo:lo + nblocks * factor].reshape(nblocks, factor, -1).mean(axis=1))
         grids.append(np.arange(b0, b0 + nblocks, dtype=np.int64))
     if not grids:
         raise ValueError("no complete decimation block after the release")

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from identify import TABLE_III_TRUTH, RigParams
-from identify.methods._multiple_shooting import _segment_states, noise_sigma
+from identify.methods._fit_stages import noise_sigma
+from identify.methods._multiple_shooting import _segment_states
 from identify.methods._oe_problem import substep_schedule
 from identify.methods._rig_prior import RigPrior
 from identify.methods._shooting import FRICTION_FREE, Segments, ShootingProblem
