@@ -3,10 +3,14 @@
 1. Segments, noise and start states from the record (_chain_data), a start from seed
    002's regression with a Coulomb column per joint.
 2. Levenberg-Marquardt (identify.solvers) on each friction law in turn, each from the
-   previous one's fit: viscous, Coulomb + viscous, Brown-McPhee (Fs = 1.3 Fc and
-   v_t = 0.05 rad/s to start). `auto` keeps the law with the lowest BIC (Schwarz 1978,
-   _fit_stages.schwarz_bic); a named law is fitted alone.
-3. Intervals as for every rig kind (identify.methods._fit_stages): (J^T J)^-1 of the
+   best fit so far: viscous, Coulomb + viscous, Brown-McPhee (Fs = 1.3 Fc and v_t =
+   0.05 rad/s to start), then quadratic drag on top of the best where its score test
+   says it might pay (and, if drag wins, the law with or without Stribeck's terms
+   beside it). `auto` keeps the law with the lowest BIC (Schwarz 1978,
+   _fit_stages.schwarz_bic); a named law is reached through the simpler ones.
+3. The chosen law is refined on RK4 steps of at most MAX_STEP_S where a joint reverses
+   (a Stribeck transition there changes within a sample step).
+4. Intervals as for every rig kind (identify.methods._fit_stages): (J^T J)^-1 of the
    residuals in noise units, times their variance inflation (a model that falls short
    leaves correlated residuals, and each sample then carries less than one sample's
    information), widened by the residuals' excess over the noise where the model falls
@@ -15,8 +19,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,18 +29,29 @@ from .._progress import Progress, no_progress
 from ..model import ChainParams, ChainRig
 from ..results import fit_percent
 from ..signal import Record
-from ..solvers import levenberg_marquardt
-from ._chain_data import chain_data, chain_regression_start, free_runs
+from ..solvers import BlockJacobian, levenberg_marquardt
+from ._chain_data import (
+    SCOUT_THIN,
+    chain_data,
+    chain_regression_start,
+    free_runs,
+    refine_substeps,
+    thinned,
+)
 from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
 from ._fit_stages import joint_inflation, schwarz_bic, widening
+from ._score_test import score
 
 #: every law is fitted to this many standard errors (enough to rank them by BIC, whose
 #: gaps are hundreds), and the chosen one then on to FINAL_SIGMA_TOL
 SCOUT_SIGMA_TOL = 0.3
 SCOUT_ITERATIONS = 30
 START_ITERATIONS = 10
-FINAL_SIGMA_TOL = 0.01
-LAWS_AUTO = ("viscous", "coulomb-viscous", "coulomb-viscous-drag", "brown-mcphee")
+FINAL_SIGMA_TOL = 0.1
+LAWS_AUTO = ("viscous", "coulomb-viscous", "brown-mcphee")
+#: the law with drag added
+DRAG_OF = {"viscous": "coulomb-viscous-drag", "coulomb-viscous": "coulomb-viscous-drag",
+           "brown-mcphee": "brown-mcphee-drag"}
 _PATH = {
     "viscous": ("viscous",),
     "coulomb-viscous": ("viscous", "coulomb-viscous"),
@@ -53,6 +69,7 @@ class ChainFit:
     cov: np.ndarray  # of all of z, intervals' inflation included
     tau: float
     iterations: int
+    jac: BlockJacobian  # at z, for the score test of a richer law
 
     @property
     def rss(self) -> float:
@@ -103,7 +120,28 @@ def _solved(problem: ChainProblem, z0: np.ndarray, max_iter: int,
     # residuals in noise units: (J^T J)^-1 is the covariance if the model is adequate
     tau = joint_inflation(res.fun.reshape(-1, data.links))
     cov = np.linalg.pinv(res.jac.gram(), hermitian=True) * tau
-    return ChainFit(problem, res.x, res.fun, cov, tau, res.njev)
+    return ChainFit(problem, res.x, res.fun, cov, tau, res.njev, res.jac)
+
+
+def drag_score(fit: ChainFit, step: float = 1e-6) -> float:
+    """The score statistic (identify.methods._score_test.score) of adding quadratic drag
+    on every joint to the fit's law, at the fit: the rows weighed by each joint's residual
+    rms (the BIC's variance), the drag columns by forward differences from c_d = 0."""
+    p = fit.problem
+    richer = ChainProblem(p.data, DRAG_OF[p.law])
+    z = richer.pack(fit.params, p.states(fit.z))
+    names = richer.parameter_names()
+    drag = [k for k, name in enumerate(names) if name.startswith("cd")]
+    links = p.data.links
+    w = np.tile(1.0 / fit.excess, fit.residuals.size // links)
+    columns = np.empty((fit.residuals.size, len(drag)))
+    for c, k in enumerate(drag):
+        zk = z.copy()
+        zk[k] += step
+        columns[:, c] = (richer.residuals(zk) - fit.residuals) / step * w
+    jac = BlockJacobian(fit.jac.dense * w[:, None],
+                        [(a, b, blk * w[a:b, None]) for a, b, blk in fit.jac.blocks])
+    return score(jac, fit.residuals * w, columns)
 
 
 def _next_start(fit: ChainFit, law: str) -> ChainParams:
@@ -131,42 +169,88 @@ def _next_start(fit: ChainFit, law: str) -> ChainParams:
 
 def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
               exclude: Sequence[tuple[float, float]] = (), progress: Progress | None = None
-              ) -> tuple[ChainFit, list[ChainFit]]:
-    """The chosen fit and every law tried, in order."""
+              ) -> tuple[ChainFit, list[ChainFit], list[dict[str, object]]]:
+    """The chosen fit, every law tried in order, and the laws a score test left unfitted."""
     say = progress or no_progress
     d, runs = free_runs(record, rig, exclude)
     data, states = chain_data(d, runs, rig, segment_s, record.resolution_rad)
     start = chain_regression_start(d, runs, rig)
+    auto = rig.friction == "auto"
+    scout = thinned(data, SCOUT_THIN)
     # a named law is reached through the simpler ones: Stribeck's terms start from a
     # converged Coulomb fit (from Fs = Fc, v_t has no gradient and wanders off)
-    laws = list(LAWS_AUTO if rig.friction == "auto" else _PATH[rig.friction])
+    laws = list(LAWS_AUTO if auto else _PATH[rig.friction])
     fits: list[ChainFit] = []
     base: ChainFit | None = None  # the fit the next law starts from
     for k, law in enumerate(laws):
-        say(k / len(laws), f"fitting {law} friction")
+        say(0.6 * k / len(laws), f"fitting {law} friction")
         if base is not None:
             start, states = _next_start(base, law), base.problem.states(base.z)
-            if law == "brown-mcphee" and "cd" in base.problem.terms:
-                law = "brown-mcphee-drag"  # Stribeck's terms on top of the law that won
         # a law that only starts the next one needs few iterations; one the BIC may
         # choose, enough to rank it
         final_law = k == len(laws) - 1
-        iterations = (SCOUT_ITERATIONS if rig.friction == "auto" or final_law
-                      else START_ITERATIONS)
-        fits.append(fit_law(data, states, start, law, max_iter=iterations,
-                            sigma_tol=SCOUT_SIGMA_TOL))
-        base = min(fits, key=lambda f: f.bic) if rig.friction == "auto" else fits[-1]
-    if rig.friction == "auto" and fits[-1].problem.law == "brown-mcphee-drag":
-        # the drag came in before Stribeck's terms, which can stand in for it: try without
-        drag = fits[-1]
-        fits.append(fit_law(data, drag.problem.states(drag.z), drag.params, "brown-mcphee",
-                            max_iter=SCOUT_ITERATIONS, sigma_tol=SCOUT_SIGMA_TOL))
-    chosen = fits[-1] if rig.friction != "auto" else min(fits, key=lambda f: f.bic)
-    say(0.95, f"refining {chosen.problem.law}")
-    final = _solved(chosen.problem, chosen.z, 60, FINAL_SIGMA_TOL)
-    fits[fits.index(chosen)] = final
+        iterations = SCOUT_ITERATIONS if auto or final_law else START_ITERATIONS
+        # the laws without Stribeck's terms are ranked on the thinned record; those with
+        # them need the full rate (on steps of 4 ms, a double pendulum's v_t ran off to
+        # 1e-3 rad/s, a valley the full-rate refinement did not leave)
+        fit = fit_law(data if "vt" in LAW_TERMS[law] else scout, states, start, law,
+                      max_iter=iterations, sigma_tol=SCOUT_SIGMA_TOL)
+        fits.append(_at_full_rate(fit, data))
+        base = min(fits, key=lambda f: f.bic) if auto else fits[-1]
+    assert base is not None
+    say(0.6, f"refining {base.problem.law}")
+    # the laws are ranked on the fit's own step; the chosen one is refined on steps short
+    # enough for a Stribeck transition where a joint reverses
+    fine = replace(data, substeps=np.where(data.slow, refine_substeps(data.dt), 1))
+    final = _solved(ChainProblem(fine, base.problem.law), base.z, 60, FINAL_SIGMA_TOL)
+    fits[fits.index(base)] = final
+    skipped: list[dict[str, object]] = []
+    if auto:
+        final = _with_drag(final, fits, skipped, say)
     say(1.0, "intervals")
-    return final, fits
+    return final, fits, skipped
+
+
+def _at_full_rate(fit: ChainFit, data: ChainData) -> ChainFit:
+    """A fit of the thinned record with its residuals on the full one, so that every law's
+    BIC counts the same samples (its covariance and Jacobian stay the thinned fit's: a
+    start and a ranking, not a result)."""
+    if fit.problem.data is data:
+        return fit
+    problem = ChainProblem(data, fit.problem.law)
+    return replace(fit, problem=problem, residuals=problem.residuals(fit.z))
+
+
+def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, object]],
+               say: Progress) -> ChainFit:
+    """Quadratic drag on top of the refined law, fitted only where its score test says it
+    might win the BIC (with a factor 2 to spare for the linearisation), as for the Furuta
+    rig's drag; if it wins, the law with or without Stribeck's terms beside it too."""
+    law = DRAG_OF[final.problem.law]
+    s_drag = drag_score(final)
+    price = final.problem.data.links * math.log(final.residuals.size)
+    if s_drag <= 0.5 * price:
+        skipped.append({"law": law, "chosen": False, "score": round(s_drag, 1),
+                        "not_fitted": f"score {s_drag:.3g} below half of the BIC's price "
+                                      f"{price:.3g}: it could not win"})
+        return final
+    say(0.7, f"fitting {law} friction")
+    data, states = final.problem.data, final.problem.states(final.z)
+    drag = fit_law(data, states, _next_start(final, law), law, max_iter=SCOUT_ITERATIONS,
+                   sigma_tol=SCOUT_SIGMA_TOL)
+    fits.append(drag)
+    # drag can stand in for Stribeck's terms and the other way round: the law beside it
+    other = "brown-mcphee-drag" if law == "coulomb-viscous-drag" else "coulomb-viscous-drag"
+    say(0.8, f"fitting {other} friction")
+    fits.append(fit_law(data, drag.problem.states(drag.z), _next_start(drag, other), other,
+                        max_iter=SCOUT_ITERATIONS, sigma_tol=SCOUT_SIGMA_TOL))
+    best = min(fits[-2:], key=lambda f: f.bic)
+    if best.bic >= final.bic:
+        return final
+    say(0.9, f"refining {best.problem.law}")
+    refined = _solved(best.problem, best.z, 60, FINAL_SIGMA_TOL)
+    fits[fits.index(best)] = refined
+    return refined
 
 
 def segment_fits(fit: ChainFit, names: Sequence[str]

@@ -51,7 +51,8 @@ class ChainData:
     dt: float
     sigma: np.ndarray  # (n,) rad, noise per joint
     g_plane: float
-    substeps: int = 1
+    slow: np.ndarray  # (N,) bool: the step from this row meets a joint's reversal
+    substeps: int | np.ndarray = 1  # RK4 steps per sample step, or one count per row
 
     @property
     def links(self) -> int:

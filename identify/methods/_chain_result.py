@@ -161,7 +161,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
                    progress: Progress | None = None) -> IdentificationResult:
     """Identify a single or n-link rig's standard parameters and joint friction."""
     t0 = time.perf_counter()
-    fit, tried = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
+    fit, tried, skipped = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
                            progress=progress)
     elapsed = time.perf_counter() - t0
     whole, per_segment = segment_fits(fit, rig.joint_names)
@@ -174,7 +174,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
         "models_tried": [{"law": f.problem.law, "bic": round(f.bic, 1),
                           "parameters": f.problem.n_param, "iterations": f.iterations,
                           "residual_over_noise": _per_joint(f.excess, names),
-                          "chosen": f is fit} for f in tried],
+                          "chosen": f is fit} for f in tried] + skipped,
         "segments": per_segment,
         "segment_count": int(d.lengths.size),
         "noise_rad": {n: float(s) for n, s in zip(names, d.sigma, strict=True)},

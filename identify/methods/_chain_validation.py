@@ -16,7 +16,7 @@ import numpy as np
 from ..model import ChainParams, ChainRig
 from ..results import fit_percent
 from ..signal import Record
-from ._chain_data import MIN_SEGMENT_S, cut, record_runs, start_state
+from ._chain_data import MIN_SEGMENT_S, cut, record_runs, refine_substeps, start_state
 
 VALIDATION_RATE_HZ = 1000.0  # held-out spans are scored at up to 1 kHz, as published fits are
 
@@ -42,7 +42,7 @@ def held_out_segments(record: Record, rig: ChainRig, params: ChainParams,
         for a, b in cut(t, segment_s):
             dt = float(np.median(np.diff(t[a:b])))
             sim = p.simulate(rig.g_plane, start_state(t[a:b], q[a:b])[None, :],
-                             np.array([b - a]), dt)
+                             np.array([b - a]), dt, refine_substeps(dt))
             out.append((t[a:b], q[a:b], sim))
     if not out:
         raise ValueError(f"validation span {t0}:{t1} holds no segment of {MIN_SEGMENT_S} s "

@@ -19,7 +19,7 @@ import numpy as np
 from ..model import NORMALISED
 from ._shooting import EXTRA_TERMS, BlockJacobian, ShootingProblem
 
-__all__ = ["score_statistic"]
+__all__ = ["score", "score_statistic"]
 
 
 def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
@@ -45,12 +45,25 @@ def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
     rows[problem.n_data:] = 1.0
     scaled = BlockJacobian(jac.dense * rows[:, None],
                        [(a, b, blk * w[a:b, None]) for a, b, blk in jac.blocks])
-    info = scaled.gram()
-    cross = scaled.rmatvec(np.concatenate([jd, np.zeros(jac.shape[0] - jd.size)]))
+    return score(scaled, np.concatenate([r, r_full[problem.n_data:]]),
+                 np.concatenate([jd, np.zeros(jac.shape[0] - jd.size)])[:, None])
+
+
+def score(jac: BlockJacobian, r: np.ndarray, columns: np.ndarray) -> float:
+    """S = g' M^-1 g of adding the residual derivatives `columns` (rows, c) at a fit with
+    weighed residuals r and Jacobian jac (every fitted variable): g = C' r and M = C' C,
+    each with what the fitted variables could take out of them removed,
+    g = C' r - B' A^-1 J' r, M = C' C - B' A^-1 B, A = J' J, B = J' C. One column
+    gives the module's formula; c columns can win the BIC only if S exceeds c log n."""
+    info = jac.gram()
+    cross = np.column_stack([jac.rmatvec(columns[:, k]) for k in range(columns.shape[1])])
     along = np.linalg.lstsq(info, cross, rcond=None)[0]
     # r with what the fitted variables could still take out of it removed (nothing at an
-    # exact optimum; the reweighing leaves a little)
-    r_all = np.concatenate([r, r_full[problem.n_data:]])
-    numerator = float(jd @ r - along @ scaled.rmatvec(r_all))
-    projected = float(jd @ jd - cross @ along)
-    return numerator ** 2 / projected if projected > 0.0 else 0.0
+    # exact optimum; a reweighing leaves a little)
+    g = columns.T @ r - along.T @ jac.rmatvec(r)
+    m = columns.T @ columns - cross.T @ along
+    try:
+        s = float(g @ np.linalg.solve(m, g))
+    except np.linalg.LinAlgError:
+        return 0.0
+    return max(s, 0.0)

@@ -159,10 +159,12 @@ def _rk4_step(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, fr: n
 @njit(cache=True, nogil=True)
 def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
                    fr: np.ndarray, x0: np.ndarray, lengths: np.ndarray, dt: float,
-                   substeps: int) -> np.ndarray:
+                   substeps: np.ndarray) -> np.ndarray:
     """Angles (sum(lengths), n) of segments simulated from their states x0 (S, 2n).
 
-    Segment s gives lengths[s] samples dt * substeps apart, the first its own x0[s]. A
+    Segment s gives lengths[s] samples dt apart, the first its own x0[s]; the step from
+    output row r to the next takes substeps[r] RK4 steps (more where a joint reverses,
+    whose friction transition a sample step would straddle). A
     segment that diverges (non-finite state) is left at NaN from there on. Releases the
     GIL, so Jacobian columns can be simulated in threads.
     """
@@ -191,8 +193,9 @@ def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
                 out[row + j, i] = x[i]
             if j + 1 == lengths[s]:
                 break
-            for _ in range(substeps):
-                _rk4_step(kappa, mu, nu, g, fr, x, dt, k, xs, acc, mm, tau)
+            m = substeps[row + j]
+            for _ in range(m):
+                _rk4_step(kappa, mu, nu, g, fr, x, dt / m, k, xs, acc, mm, tau)
         row += lengths[s]
     return out
 

@@ -95,12 +95,15 @@ class ChainParams:
         return ChainParams(self.inertial / c, fr)
 
     def simulate(self, g_plane: float, x0: np.ndarray, lengths: np.ndarray, dt: float,
-                 substeps: int = 1) -> np.ndarray:
-        """Angles of segments of lengths[s] samples dt apart, each from its state x0[s]."""
+                 substeps: int | np.ndarray = 1) -> np.ndarray:
+        """Angles of segments of lengths[s] samples dt apart, each from its state x0[s];
+        substeps: RK4 steps per sample step, one count or one per output row."""
         kappa, mu, nu = unpack_inertial(self.inertial, self.links)
+        lengths = np.asarray(lengths, dtype=np.int64)
+        sub = np.broadcast_to(np.asarray(substeps, dtype=np.int64), (int(lengths.sum()),))
         return chain_segments(kappa, mu, nu, g_plane, np.ascontiguousarray(self.friction),
-                              np.ascontiguousarray(x0, dtype=np.float64),
-                              np.asarray(lengths, dtype=np.int64), dt / substeps, substeps)
+                              np.ascontiguousarray(x0, dtype=np.float64), lengths, dt,
+                              np.ascontiguousarray(sub))
 
     def run(self, g_plane: float, x: np.ndarray, n_out: int, dt: float,
             substeps: int = 1) -> np.ndarray:
