@@ -172,15 +172,19 @@ def cmd_captures_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _result_record(r: ResultRow, seq: int | None) -> dict[str, Any]:
-    res = r.result()
+def _result_record(r: ResultRow, seq: int | None,
+                   res: IdentificationResult | None = None) -> dict[str, Any]:
+    res = res or r.result()
     rec: dict[str, Any] = {"result_id": r.result_id, "capture_id": r.capture_id, "seq": seq,
-                           "method": r.method, "created_utc": r.created_utc,
+                           "method": r.method, "rig_kind": res.rig_kind,
+                           "created_utc": r.created_utc,
                            "fit_arm": r.fit_arm, "fit_pendulum": r.fit_pendulum,
                            "compute_seconds": r.compute_seconds,
                            "normalized_compute_time": res.normalized_compute_time,
                            "software_version": r.software_version, "path": r.path}
-    for name in PARAM_NAMES:
+    rec.update({f"fit_{joint}": fit for joint, fit in res.fit_percent.items()})
+    # every parameter of the result's kind (the Furuta ones always, as columns to fill)
+    for name in [*PARAM_NAMES, *(n for n in res.parameters if n not in PARAM_NAMES)]:
         p = res.parameters.get(name)
         rec[name] = None if p is None else p.value
         rec[f"{name}_ci95_lo"] = None if p is None or p.ci95 is None else p.ci95[0]
@@ -192,14 +196,22 @@ def cmd_results_list(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
         rows = cat.results(session_id=args.session, capture_id=args.capture, method=args.method)
         seqs = {c.capture_id: c.seq for c in cat.captures(args.session)}
-        records = [_result_record(r, seqs.get(r.capture_id)) for r in rows]
-    base = ["result_id", "capture_id", "seq", "method", "fit_arm", "fit_pendulum",
+        kinds = [r.result() for r in rows]
+        records = [_result_record(r, seqs.get(r.capture_id), res) for r, res in zip(rows, kinds)]
+    # the table shows each kind's key parameters (a chain rig's torques, the Furuta rig's
+    # coefficients), CSV every parameter of every kind listed
+    key = list(dict.fromkeys(n for res in kinds for n in res.key_parameters()))
+    names = list(dict.fromkeys([*(PARAM_NAMES if not kinds else []),
+                                *(n for res in kinds for n in res.parameters)]))
+    base = ["result_id", "capture_id", "seq", "method", "rig_kind", "fit_arm", "fit_pendulum",
             "compute_seconds"]
-    if args.format == "table":
-        columns = [*base, "mu_d0", "mu_v0", "mu_d1", "mu_v1"]
+    if args.format == "table":  # each kind's joints by their names (arm, theta1...)
+        fits = list(dict.fromkeys(f"fit_{j}" for res in kinds for j in res.fit_percent))
+        columns = [*base[:5], *(fits or base[5:7]), "compute_seconds",
+                   *(key or ["mu_d0", "mu_v0", "mu_d1", "mu_v1"])]
     else:
         columns = [*base, "normalized_compute_time", "created_utc", "software_version",
-                   *[f"{n}{s}" for n in PARAM_NAMES for s in ("", "_ci95_lo", "_ci95_hi")],
+                   *[f"{n}{s}" for n in names for s in ("", "_ci95_lo", "_ci95_hi")],
                    "path"]
     _emit(records, args.format, columns)
     return 0

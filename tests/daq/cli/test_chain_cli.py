@@ -127,3 +127,20 @@ def test_simulate_refuses_a_chain_record_as_hdf5(tmp_path, capfd):
     rc, _ = run_main("simulate", "--rig", "single", "--out", tmp_path / "s.h5")
     assert rc == 2
     assert_one_line_error(capfd, "written as CSV")
+
+
+@pytest.mark.slow
+def test_a_session_on_a_single_pendulum_lists_its_results_by_its_own_parameters(tmp_path):
+    cfg = tmp_path / "hilrig.toml"
+    cfg.write_text(f'[rig]\nkind = "single"\n[storage]\ndirectory = "{tmp_path / "data"}"\n'
+                   '[trigger]\nmax_duration_s = 8\n'
+                   '[mqtt]\nrig_id = "chain-session"\n')
+    rc, out = run_main("--config", cfg, "session", "start", "--captures", "1", "--sim",
+                       "--unpaced")
+    assert rc == 0, out
+    rc, table = run_main("--config", cfg, "results", "list")
+    header, row = table.splitlines()[:2]
+    assert header.split()[4:6] == ["rig_kind", "fit_theta1"] and "Fc1/nu1" in header.split()
+    assert "mu_d0" not in header.split() and row.split()[4] == "single"
+    rc, text = run_main("--config", cfg, "results", "list", "--format", "csv")
+    assert "Fc1/nu1_ci95_lo" in text.splitlines()[0]

@@ -98,8 +98,23 @@ def test_a_double_pendulum_recovers_its_standard_parameters_and_joint_friction()
         for term, col in (("Fc", 0), ("b", 3)):
             assert result.parameters[f"{term}{i + 1}/mu12"].value == pytest.approx(
                 t.friction[i, col], rel=0.05)
-    # joint 2's Stribeck terms are told apart; joint 1's Fs and v_t trade along a valley
+    # joint 2's Stribeck terms are resolved (on RK4 steps short enough at the reversals);
+    # joint 1's trade along a valley, which their intervals show
     assert result.parameters["Fs2/mu12"].value == pytest.approx(t.friction[1, 1], rel=0.05)
+    for name, true_value in (("Fs1/mu12", t.friction[0, 1]), ("vt1", t.friction[0, 2])):
+        lo, hi = result.parameters[name].ci95 or (0.0, 0.0)
+        assert lo < true_value < hi, (name, lo, hi)
+
+
+def test_the_pipeline_chooses_the_law_and_fits_drag_only_where_its_score_test_asks():
+    rig = ChainRig(kind="nlink:2")  # friction: auto
+    true = lab_chain(2)
+    result = identify_chain(chain_record(rig, true, [2.0, 2.0, 0.1, 0.1], 20.0, REALISM), rig)
+    tried = result.diagnostics["models_tried"]
+    assert result.diagnostics["friction_law"] == "brown-mcphee"  # what the rig has
+    [drag] = [m for m in tried if "not_fitted" in m]
+    assert drag["law"] == "brown-mcphee-drag" and drag["score"] < 2 * np.log(20 * 500 * 2)
+    assert result.parameters["cd1/mu12"].value is None  # not in the chosen law
 
 
 def test_a_triple_pendulum_let_go_by_a_trembling_hand_recovers_its_standard_parameters():
