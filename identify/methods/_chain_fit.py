@@ -46,7 +46,6 @@ from ._score_test import score
 #: gaps are hundreds), and the chosen one then on to FINAL_SIGMA_TOL
 SCOUT_SIGMA_TOL = 0.3
 SCOUT_ITERATIONS = 30
-START_ITERATIONS = 10
 FINAL_SIGMA_TOL = 0.1
 LAWS_AUTO = ("viscous", "coulomb-viscous", "brown-mcphee")
 #: the law with drag added
@@ -186,15 +185,13 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
         say(0.6 * k / len(laws), f"fitting {law} friction")
         if base is not None:
             start, states = _next_start(base, law), base.problem.states(base.z)
-        # a law that only starts the next one needs few iterations; one the BIC may
-        # choose, enough to rank it
-        final_law = k == len(laws) - 1
-        iterations = SCOUT_ITERATIONS if auto or final_law else START_ITERATIONS
+        # every law on the way, chosen by name or to be ranked, is fitted as far: from a
+        # Coulomb fit cut short a triple pendulum's v_t ran off to its bound
         # the laws without Stribeck's terms are ranked on the thinned record; those with
         # them need the full rate (on steps of 4 ms, a double pendulum's v_t ran off to
         # 1e-3 rad/s, a valley the full-rate refinement did not leave)
         fit = fit_law(data if "vt" in LAW_TERMS[law] else scout, states, start, law,
-                      max_iter=iterations, sigma_tol=SCOUT_SIGMA_TOL)
+                      max_iter=SCOUT_ITERATIONS, sigma_tol=SCOUT_SIGMA_TOL)
         fits.append(_at_full_rate(fit, data))
         base = min(fits, key=lambda f: f.bic) if auto else fits[-1]
     assert base is not None
