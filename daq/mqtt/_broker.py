@@ -28,6 +28,10 @@ TLS_PORT = 8883
 LOCALHOST = "127.0.0.1"
 #: Loggers of the embedded broker and its state machine, held at WARNING unless set.
 _QUIET_LOGGERS = ("amqtt", "transitions")
+#: Broker urls known to speak MQTT 3.1.1 only (the embedded broker, brokers that refused
+#: v5 in this process): clients connect with 3.1.1 straight away instead of a v5 CONNECT
+#: that such a broker ignores until the connect timeout
+V311_ONLY: set[str] = set()
 
 
 def parse_mqtt_url(url: str) -> tuple[str, int]:
@@ -175,15 +179,39 @@ class EmbeddedBroker:
                 last_error = exc
                 continue
             self._broker, self.port = broker, port
+            V311_ONLY.add(self.url)
+            self._quiet_handler(asyncio.get_running_loop())
             return self
         raise RuntimeError(f"could not start the embedded MQTT broker on {LOCALHOST}: "
                            f"{last_error}")
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self.port is not None:
+            V311_ONLY.discard(self.url)
         broker, self._broker, self.port = self._broker, None, None
         if broker is not None:
             await broker.shutdown()
+
+    @staticmethod
+    def _quiet_handler(loop: asyncio.AbstractEventLoop) -> None:
+        """amqtt cancels a client's handler task when the client hangs up early, and the
+        stream callback then reports the cancellation as an error with a traceback; that
+        report, and only that, is logged at DEBUG instead."""
+        previous = loop.get_exception_handler()
+
+        def handler(lp: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+            exc = context.get("exception")
+            if isinstance(exc, asyncio.CancelledError) and "connection_made" in str(
+                    context.get("message", "")) + repr(context.get("handle", "")):
+                log.debug("embedded broker: a client hung up during its connection")
+                return
+            if previous is not None:
+                previous(lp, context)
+            else:
+                lp.default_exception_handler(context)
+
+        loop.set_exception_handler(handler)
 
 
 @asynccontextmanager

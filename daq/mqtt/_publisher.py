@@ -22,7 +22,7 @@ from drivers import SourceInfo
 from identify import SOFTWARE_VERSION
 
 from ..config import MqttConfig
-from ._broker import client_options, parse_mqtt_url
+from ._broker import V311_ONLY, client_options, parse_mqtt_url
 from ._messages import MessageBuilder
 from ._payloads import State
 
@@ -31,10 +31,6 @@ __all__ = ["Publisher"]
 log = logging.getLogger("hilrig.mqtt")
 
 
-# Brokers (by url) that refused v5 in this process: reconnects go straight to 3.1.1
-# instead of a refused v5 attempt each time (a broker that ignores a v5 CONNECT costs
-# connect_timeout_s per attempt).
-_V311_ONLY: set[str] = set()
 
 
 class Publisher:
@@ -69,7 +65,7 @@ class Publisher:
         will = (aiomqtt.Will(self.topics.status, self.messages.status("offline")[1],
                              qos=1, retain=True) if self.announce else None)
         client = None
-        v5 = self.protocol5 and self.url not in _V311_ONLY
+        v5 = self.protocol5 and self.url not in V311_ONLY
         versions = ([aiomqtt.ProtocolVersion.V5] if v5 else []) + [aiomqtt.ProtocolVersion.V311]
         for version in versions:
             client = aiomqtt.Client(
@@ -87,10 +83,10 @@ class Publisher:
                 if version is aiomqtt.ProtocolVersion.V5 and not down:
                     log.info("broker at %s did not take MQTT v5 (%s); trying 3.1.1", self.url,
                              exc)
-                    _V311_ONLY.add(self.url)
+                    V311_ONLY.add(self.url)
                     continue
                 # next time, ask for v5 again: it may be another broker
-                _V311_ONLY.discard(self.url)
+                V311_ONLY.discard(self.url)
                 raise ConnectionError(f"cannot connect to MQTT broker at {self.url} "
                                       f"as {self.client_id!r}: {exc}") from None
         self.version = version
