@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import json
 import signal
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from ..runtime import (
 from ..storage import Catalog
 from ._catalog import open_catalog, pid_alive, session_row
 from ._progress import session_progress_printer
-from ._usage import UsageError, settings_of
+from ._usage import Stopped, UsageError, settings_of
 from ._wiring import bridge_source, sim_source, wired
 
 __all__ = ["cmd_cmd", "cmd_monitor", "cmd_run", "cmd_serve",
@@ -51,10 +50,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     source = (bridge_source(settings, args.port) if args.port
               else sim_source(settings, paced=not args.unpaced))
-    try:
-        return asyncio.run(_run(settings, source, args))
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_run(settings, source, args))
 
 
 async def _run(settings: Settings, source: Any, args: argparse.Namespace) -> int:
@@ -139,11 +135,18 @@ def cmd_session_resume(args: argparse.Namespace) -> int:
 
 
 def _run_session_foreground(settings: Settings, session_id: str) -> int:
+    stopped: list[bool] = []
+
     async def main() -> int:
         task = asyncio.current_task()
         assert task is not None
+
+        def stop() -> None:
+            stopped.append(True)
+            task.cancel()
+
         # a service manager's stop: end now; the session stays resumable (as after a crash)
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
         return await _session(settings, session_id)
 
     try:
@@ -151,7 +154,7 @@ def _run_session_foreground(settings: Settings, session_id: str) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         say(f"session {session_id} interrupted; `hilrig session resume {session_id}` "
             "continues it")
-        return 130
+        raise (Stopped() if stopped else KeyboardInterrupt()) from None
 
 
 async def _session(settings: Settings, session_id: str) -> int:
@@ -205,30 +208,18 @@ def cmd_cmd(args: argparse.Namespace) -> int:
     return 0 if reply.get("ok") else 1
 
 
-def _interruptible(run: Callable[[], Any]) -> int | None:
-    try:
-        run()
-    except KeyboardInterrupt:
-        return 130
-    return None
-
-
 def cmd_worker(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     _check_url(args.url)
     if args.max_jobs is not None and args.max_jobs < 1:
         raise UsageError(f"--max-jobs must be >= 1, got {args.max_jobs}")
-    stopped = _interruptible(lambda: asyncio.run(
-        run_worker(settings.mqtt, url=args.url, max_jobs=args.max_jobs, say=say)))
-    return 0 if stopped is None else stopped
+    asyncio.run(run_worker(settings.mqtt, url=args.url, max_jobs=args.max_jobs, say=say))
+    return 0
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     _check_url(args.url)
-    seen: list[int] = []
-    stopped = _interruptible(lambda: seen.append(asyncio.run(
-        monitor(settings.mqtt, url=args.url, max_messages=args.count, timeout_s=args.timeout))))
-    if stopped is not None:
-        return stopped
-    return 0 if seen[0] or args.count is None else 1
+    seen = asyncio.run(monitor(settings.mqtt, url=args.url, max_messages=args.count,
+                               timeout_s=args.timeout))
+    return 0 if seen or args.count is None else 1

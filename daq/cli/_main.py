@@ -1,7 +1,10 @@
 """`hilrig`'s entry point: parse, run the command's handler, turn failures into one line.
 
 Usage errors and bad input exit with status 2 and one line naming the problem;
-failures while running (a broker, a port) exit with 1.
+failures while running (a broker, a port) exit with 1. Ctrl-C ends any command with
+"hilrig: interrupted" and status 130, a service manager's SIGTERM with "hilrig: stopped"
+and 143 (128 + the signal, as a shell reports it); both unwind the command as an
+exception does, so files are closed and nothing is left half-written (writes are atomic).
 """
 
 from __future__ import annotations
@@ -9,11 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 from collections.abc import Callable
+from types import FrameType
 
 from ._parser import build_parser
-from ._usage import EXIT_USAGE, UsageError
+from ._usage import EXIT_USAGE, Stopped, UsageError
 
 __all__ = ["main"]
 
@@ -40,8 +45,14 @@ def _exit_code(exc: Exception) -> int | None:
     return None
 
 
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise Stopped
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
@@ -49,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return _handler(args.handler)(args)
+    except KeyboardInterrupt as exc:
+        stopped = isinstance(exc, Stopped)
+        print(f"hilrig: {'stopped' if stopped else 'interrupted'}", file=sys.stderr)
+        return 143 if stopped else 130
     except Exception as exc:
         code = _exit_code(exc)
         if code is None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -12,23 +13,36 @@ __all__ = ["ProgressBar", "duration_text", "session_progress_printer"]
 
 
 class ProgressBar:
-    """Callable as progress(fraction, message); draws on stderr, throttled to 10 Hz."""
+    """Callable as progress(fraction, message), on stderr: on a terminal a bar redrawn in
+    place (10 Hz at most); piped, a line each time the stage (the message) changes, so a
+    log shows what ran and for how long without a line per tick."""
 
     def __init__(self, label: str, enabled: bool | None = None, stream: TextIO = sys.stderr,
-                 width: int = 30) -> None:
+                 width: int = 30, tty: bool | None = None) -> None:
         self.label, self.stream, self.width = label, stream, width
-        self.enabled = sys.stdout.isatty() if enabled is None else enabled
+        self.tty = stream.isatty() if tty is None else tty
+        self.enabled = True if enabled is None else enabled
         self._last = 0.0
+        self._stage: str | None = None
         self._start = time.monotonic()
 
     def __call__(self, fraction: float, message: str = "") -> None:
         if not self.enabled:
             return
         now = time.monotonic()
+        f = min(1.0, max(0.0, fraction))
+        if not self.tty:
+            # the stage, not its counters ("evaluation 12", "segment 3 of 9")
+            stage = re.sub(r"\d+(\.\d+)?", "", message).split(",")[0].strip()
+            if stage != self._stage:
+                self._stage = stage
+                self.stream.write(f"{self.label}: {f * 100:3.0f}% {now - self._start:5.1f}s "
+                                  f"{message}\n")
+                self.stream.flush()
+            return
         if now - self._last < 0.1 and fraction < 1.0:
             return
         self._last = now
-        f = min(1.0, max(0.0, fraction))
         filled = int(round(f * self.width))
         bar = "#" * filled + "-" * (self.width - filled)
         self.stream.write(f"\r{self.label} [{bar}] {f * 100:5.1f}% {now - self._start:5.1f}s "
@@ -38,7 +52,8 @@ class ProgressBar:
     def close(self) -> None:
         if self.enabled:
             self(1.0, "done")
-            self.stream.write("\n")
+            if self.tty:
+                self.stream.write("\n")
             self.stream.flush()
 
 

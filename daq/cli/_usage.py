@@ -14,6 +14,10 @@ __all__ = ["EXIT_USAGE", "UsageError", "json_arg", "settings_of"]
 EXIT_USAGE = 2
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, unwound as Ctrl-C is (hilrig: stopped, status 143)."""
+
+
 class UsageError(Exception):
     """Bad arguments or input: one line, exit status 2."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -35,7 +36,10 @@ def _warm_up() -> None:
 def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
     """In the identification process: leave as soon as the service that started it is
     gone (a kill -9 leaves no one to shut the pool down; an orphan would live for ever
-    with its few hundred MB)."""
+    with its few hundred MB). A terminal's Ctrl-C reaches every process of the job: the
+    service decides what it means, so this process ignores it (no second traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(period_s)

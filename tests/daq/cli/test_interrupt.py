@@ -1,0 +1,102 @@
+"""Ctrl-C (SIGINT) and a service manager's stop (SIGTERM) end every command with one line,
+the same exit status each time, no traceback, and nothing half-written."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+HILRIG = [sys.executable, "-m", "daq.cli"]
+BROKER = "mqtt://127.0.0.1:1883"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+               HILRIG_MQTT__RIG_ID=f"int-{os.getpid()}-{tmp_path.name[-6:]}",
+               HILRIG_MQTT__URL=BROKER)
+    return env
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cap") / "capture.h5"
+    subprocess.run([*HILRIG, "simulate", "--out", str(out), "--duration", "20"], check=True,
+                   capture_output=True, timeout=120)
+    return out
+
+
+def _interrupted(args: list[str], env: dict[str, str], sig: int, after: str,
+                 timeout: float = 60.0) -> subprocess.CompletedProcess:
+    """Run hilrig, send `sig` once its stdout or stderr shows `after`, and wait for it."""
+    proc = subprocess.Popen([*HILRIG, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    out: list[str] = []
+    err: list[str] = []
+
+    def pump(stream, keep: list[str]) -> None:
+        for chunk in iter(lambda: stream.read(1), ""):
+            keep.append(chunk)
+
+    readers = [threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, err), daemon=True)]
+    for r in readers:
+        r.start()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and after not in "".join(out + err):
+        assert proc.poll() is None, "".join(err)[-2000:]
+        time.sleep(0.05)
+    assert after in "".join(out + err), f"never saw {after!r}: {''.join(out + err)[-2000:]}"
+    time.sleep(0.5)
+    # the whole process group, as a terminal's Ctrl-C reaches every process of the job
+    os.killpg(proc.pid, sig)
+    proc.wait(timeout=timeout)
+    for r in readers:
+        r.join(timeout=10)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(out), "".join(err))
+
+
+def _one_line(done: subprocess.CompletedProcess, sig: int) -> None:
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.returncode == (130 if sig == signal.SIGINT else 143), (done.returncode,
+                                                                       done.stderr[-2000:])
+    word = "interrupted" if sig == signal.SIGINT else "stopped"
+    assert f"hilrig: {word}" in done.stderr
+
+
+@pytest.mark.fault(injected="Ctrl-C and SIGTERM during identify and compare",
+                   expected="one line, exit 130 or 143, no traceback (from a pool process "
+                            "either)")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("command", ["identify", "compare"])
+def test_an_offline_command_stopped_says_so_in_one_line(capture, tmp_path, command, sig):
+    args = [command, str(capture)] + (["--method", "simplex"] if command == "identify" else [])
+    done = _interrupted(args, _env(tmp_path), sig, after=f"{args[0]}" + (
+        " simplex: " if command == "identify" else ": "))
+    _one_line(done, sig)
+
+
+@pytest.mark.fault(injected="Ctrl-C and SIGTERM during a plain run and a session",
+                   expected="one line, exit 130 or 143, no traceback; every capture file "
+                            "that exists opens")
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("command", [["run", "--sim", "--captures", "3"],
+                                     ["session", "start", "--sim", "--captures", "3"]])
+def test_a_live_command_stopped_says_so_in_one_line_and_leaves_whole_files(tmp_path, command,
+                                                                          sig):
+    from daq.storage import read_capture
+
+    done = _interrupted(command, _env(tmp_path), sig, after="release detected")
+    _one_line(done, sig)
+    for path in (tmp_path / "archive").rglob("*.h5"):
+        read_capture(path)
