@@ -129,6 +129,13 @@ class IdentifyConfig(_Section):
     job_timeout_s: float = Field(
         600.0, gt=0, le=86_400,
         description="a job its worker leaves unanswered this long goes to another worker")
+    worker_wait_s: float = Field(
+        30.0, gt=0, le=86_400,
+        description="a job no worker has taken this long is identified here instead "
+                    "(with local_fallback)")
+    local_fallback: bool = Field(
+        True, description="identify here a job no worker has taken within worker_wait_s; "
+                          "false: wait for a worker however long")
 
 
 class Settings(BaseSettings):

@@ -88,6 +88,8 @@ class Job:
     attempt: int = 1
     context: Any = None  # the service's record of the capture (a CaptureOutcome)
     worker: str | None = None  # the worker it was sent to; None: waiting for one
+    queued: float = 0.0  # when it was handed over (time.monotonic())
+    told_waiting: bool = False  # the no-worker notice went out
 
 
 @dataclass
@@ -98,7 +100,7 @@ class PendingJobs:
     jobs: dict[str, Job] = field(default_factory=dict)
 
     def add(self, capture_id: str, methods: list[str], now: float, context: Any) -> Job:
-        job = Job(capture_id, set(methods), now + self.timeout_s, context=context)
+        job = Job(capture_id, set(methods), now + self.timeout_s, context=context, queued=now)
         self.jobs[capture_id] = job
         return job
 
@@ -116,6 +118,10 @@ class PendingJobs:
         """Sent to `worker`: it has `timeout_s` to answer."""
         job.worker = worker
         job.deadline = now + self.timeout_s
+
+    def take_back(self, job: Job) -> None:
+        """No longer offloaded: the rig identifies it itself."""
+        self.jobs.pop(job.capture_id, None)
 
     def unassigned(self) -> list[Job]:
         """Jobs waiting for a worker, oldest first."""

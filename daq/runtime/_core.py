@@ -64,7 +64,9 @@ class RunCore:
         self.pool = pool or IdentificationPool()
         offload = None
         if settings.identify.offload and courier is not None:
-            offload = JobOffload(courier, self.publication, settings.identify.job_timeout_s, say)
+            ident = settings.identify
+            offload = JobOffload(courier, self.publication, ident.job_timeout_s, say,
+                                 ident.worker_wait_s if ident.local_fallback else None)
         self.finisher = CaptureFinisher(self.publication, ledger, methods=methods,
                                         pool=self.pool, say=say, offload=offload)
         if offload is not None:

@@ -111,11 +111,21 @@ class CaptureFinisher:
         return outcome
 
     async def wait(self) -> None:
-        """Until every capture handed over is finished (offloaded ones answered too)."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks)
-        if self.offload is not None:
-            await self.offload.wait()
+        """Until every capture handed over is finished (offloaded ones answered too, or
+        taken back and identified here)."""
+        while True:
+            while self._tasks:
+                await asyncio.gather(*self._tasks)
+            if self.offload is not None:
+                await self.offload.wait()
+            if not self._tasks:
+                return
+
+    def identify_here(self, outcome: CaptureOutcome, methods: list[str]) -> None:
+        """Identify an offloaded capture here after all (no worker took it)."""
+        task = asyncio.create_task(self.identify(outcome, methods))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _finish(self, capture: Capture, outcome: CaptureOutcome) -> None:
         path, summary = outcome.path, outcome.summary

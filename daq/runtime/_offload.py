@@ -31,18 +31,22 @@ from ..mqtt import (
 from ._finisher import CaptureFinisher, CaptureOutcome
 from ._publication import Publication
 
-__all__ = ["JobOffload"]
+__all__ = ["NOTICE_S", "JobOffload"]
+
+#: a job no worker has taken this long is reported (terminal, events)
+NOTICE_S = 5.0
 
 
 class JobOffload:
     """Sends captures to ready workers and hands their results to the finisher."""
 
     def __init__(self, courier: Courier, publication: Publication, timeout_s: float,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], worker_wait_s: float | None = None) -> None:
         self.publication = publication
         self.topics = courier.topics
         self.say = say
         self.jobs = PendingJobs(timeout_s)
+        self.worker_wait_s = worker_wait_s  # None: wait for a worker however long
         self.finisher: CaptureFinisher | None = None  # set by the finisher's owner
         self.ready: dict[str, float] = {}  # worker -> when it last said it was ready
         self.busy: set[str] = set()  # sent a job since it last said so
@@ -120,6 +124,34 @@ class JobOffload:
         if not len(self.jobs):
             self._idle.set()
 
+    def _unclaimed(self, now: float) -> None:
+        """With no worker there at all (none ready or busy with ours): a job waiting is
+        said after NOTICE_S (terminal and events), and after worker_wait_s handed back to
+        be identified here. Jobs queued behind busy workers wait for them."""
+        if self.ready:
+            return
+        for job in self.jobs.unassigned():
+            waited = now - job.queued
+            if waited >= NOTICE_S and not job.told_waiting:
+                job.told_waiting = True
+                then = ("; identified here after "
+                        f"{self.worker_wait_s:g} s" if self.worker_wait_s is not None
+                        else "; it waits for one (identify.local_fallback is off)")
+                text = (f"capture {job.capture_id}: no worker has taken its job in "
+                        f"{waited:.0f} s{then}")
+                self.say(text)
+                self.publication.event("warning", "job.no_worker", text, job.capture_id)
+            if self.worker_wait_s is not None and waited >= self.worker_wait_s \
+                    and self.finisher is not None:
+                self.jobs.take_back(job)
+                text = (f"capture {job.capture_id}: no worker in {waited:.0f} s; identifying "
+                        "it here")
+                self.say(text)
+                self.publication.event("info", "job.local", text, job.capture_id)
+                self.finisher.identify_here(job.context, sorted(job.methods_left))
+        if not len(self.jobs):
+            self._idle.set()
+
     async def wait(self) -> None:
         """Until every job has all its results."""
         await self._idle.wait()
@@ -129,9 +161,11 @@ class JobOffload:
             self._watching.cancel()
 
     async def _watch(self) -> None:
-        """While jobs are pending: a job its worker did not answer goes to another."""
+        """While jobs are pending: a job its worker did not answer goes to another; one no
+        worker takes is reported, then identified here."""
         while len(self.jobs):
             await asyncio.sleep(1.0)
+            self._unclaimed(time.monotonic())
             late = self.jobs.overdue(time.monotonic())
             for job, worker in late:
                 self.publication.event(

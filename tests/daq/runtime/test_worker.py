@@ -71,3 +71,45 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
     # the job the killed worker held went to the other after the timeout
     assert re.search(rf"^job {victim} \(attempt [2-9]\): identifying", logs["b"].read_text(),
                      re.M), logs["b"].read_text()[-2000:]
+
+
+@pytest.mark.fault(injected="workers: offload on, no worker running",
+                   expected="an event within 10 s, then identified here after worker_wait_s")
+@pytest.mark.timeout(300)
+async def test_a_job_no_worker_takes_is_reported_then_identified_here(tmp_path):
+    import asyncio
+    import json
+    import time
+
+    import aiomqtt
+
+    rig_id = f"noworker-{uuid.uuid4().hex[:8]}"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+               HILRIG_MQTT__RIG_ID=rig_id, HILRIG_MQTT__URL="mqtt://127.0.0.1:1883",
+               HILRIG_IDENTIFY__OFFLOAD="true", HILRIG_IDENTIFY__WORKER_WAIT_S="8",
+               HILRIG_IDENTIFY__METHOD="regression")
+    events: list[tuple[float, dict]] = []
+    async with aiomqtt.Client("127.0.0.1", 1883) as client:
+        await client.subscribe(f"hilrig/{rig_id}/events", qos=1)
+
+        async def listen() -> None:
+            async for message in client.messages:
+                events.append((time.monotonic(), json.loads(bytes(message.payload))))
+
+        listener = asyncio.create_task(listen())
+        proc = await asyncio.create_subprocess_exec(
+            *HILRIG, "run", "--sim", "--unpaced", "--captures", "1", env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        out_lines: list[tuple[float, str]] = []
+        assert proc.stdout is not None
+        async for raw in proc.stdout:
+            out_lines.append((time.monotonic(), raw.decode()))
+        assert await proc.wait() == 0, "".join(t for _, t in out_lines)[-3000:]
+        await asyncio.sleep(0.5)
+        listener.cancel()
+    text = "".join(t for _, t in out_lines)
+    written = next(t for t, line in out_lines if " -> " in line and "capture " in line)
+    notice = [(t, e) for t, e in events if e.get("code") == "job.no_worker"]
+    assert notice and notice[0][0] - written < 10.0, text[-2000:]
+    assert "no worker has taken its job" in text and "identifying it here" in text
+    assert "result " in text.split("identifying it here")[1]  # identified here after all
