@@ -55,10 +55,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 async def _run(settings: Settings, source: Any, args: argparse.Namespace) -> int:
     async with wired(settings, source, say) as rig:
-        run = PlainRun(settings, rig.source, rig.courier, captures=args.captures,
-                       method=args.method, say=say)
-        run.register_commands(rig.router)
-        report = await run.run()
+        with Catalog.open(Path(settings.storage.directory)) as catalog:
+            run = PlainRun(settings, rig.source, rig.courier, captures=args.captures,
+                           method=args.method, say=say, catalog=catalog)
+            run.register_commands(rig.router)
+            report = await run.run()
     return 1 if report.failed else 0
 
 

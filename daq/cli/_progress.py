@@ -15,7 +15,10 @@ __all__ = ["ProgressBar", "duration_text", "session_progress_printer"]
 class ProgressBar:
     """Callable as progress(fraction, message), on stderr: on a terminal a bar redrawn in
     place (10 Hz at most); piped, a line each time the stage (the message) changes, so a
-    log shows what ran and for how long without a line per tick."""
+    log shows what ran and for how long without a line per tick; work done within
+    QUIET_S says nothing there."""
+
+    QUIET_S = 1.0
 
     def __init__(self, label: str, enabled: bool | None = None, stream: TextIO = sys.stderr,
                  width: int = 30, tty: bool | None = None) -> None:
@@ -24,6 +27,7 @@ class ProgressBar:
         self.enabled = True if enabled is None else enabled
         self._last = 0.0
         self._stage: str | None = None
+        self._said = False  # piped: a line went out
         self._start = time.monotonic()
 
     def __call__(self, fraction: float, message: str = "") -> None:
@@ -34,8 +38,9 @@ class ProgressBar:
         if not self.tty:
             # the stage, not its counters ("evaluation 12", "segment 3 of 9")
             stage = re.sub(r"\d+(\.\d+)?", "", message).split(",")[0].strip()
-            if stage != self._stage:
+            if stage != self._stage and now - self._start >= self.QUIET_S:
                 self._stage = stage
+                self._said = True
                 self.stream.write(f"{self.label}: {f * 100:3.0f}% {now - self._start:5.1f}s "
                                   f"{message}\n")
                 self.stream.flush()
@@ -50,11 +55,18 @@ class ProgressBar:
         self.stream.flush()
 
     def close(self) -> None:
-        if self.enabled:
+        """End the bar: "done", unless an exception is on its way out (close() in a
+        finally clause), which the error line then explains."""
+        if not self.enabled:
+            return
+        failed = sys.exc_info()[0] is not None
+        if self.tty:
+            if not failed:
+                self(1.0, "done")
+            self.stream.write("\n")
+        elif self._said and not failed:
             self(1.0, "done")
-            if self.tty:
-                self.stream.write("\n")
-            self.stream.flush()
+        self.stream.flush()
 
 
 def session_progress_printer(say: Callable[[str], None]) -> Callable[[dict[str, Any]], None]:

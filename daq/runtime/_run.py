@@ -2,7 +2,9 @@
 
 After each capture the trigger is armed again at once, and a rig that holds itself
 (the simulated one) is put back at its pose and let go again, as an operator would.
-Captures go to ``<storage.directory>/<capture_id>.h5``; nothing is cataloged.
+Captures go to ``<storage.directory>/<capture_id>.h5``; with a catalog they are kept in
+it as a session's are (no session, numbered within the run), so `captures list`,
+`results list` and `reidentify` see them.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from typing import Any
 from drivers import Holdable, Releasable, Source
 from identify import IdentificationResult
 
-from ..acquisition import CaptureAborted, CaptureTaken
+from ..acquisition import CaptureAborted, CaptureStarted, CaptureTaken
 from ..config import Settings
 from ..mqtt import CommandRefused, CommandRouter, Courier, Request
-from ..storage import plain_capture_path
+from ..storage import Catalog, plain_capture_path
 from ._core import RunCore
 from ._finisher import CaptureOutcome, RunReport
+from ._ledger import CatalogLedger
 from ._pool import IdentificationPool
-from ._reidentify import DirectoryArchive, Reidentifier
+from ._reidentify import CatalogArchive, DirectoryArchive, Reidentifier
 
 __all__ = ["PlainRun"]
 
@@ -37,7 +40,8 @@ class PlainRun:
     def __init__(self, settings: Settings, source: Source, courier: Courier | None, *,
                  captures: int | None = None, method: str | None = None,
                  say: Callable[[str], None] | None = None,
-                 pool: IdentificationPool | None = None) -> None:
+                 pool: IdentificationPool | None = None, catalog: Catalog | None = None
+                 ) -> None:
         self.settings = settings
         self.source = source
         self.captures = captures
@@ -49,8 +53,10 @@ class PlainRun:
                             capture_path=lambda cid: plain_capture_path(self.directory, cid),
                             pool=pool)
         self.engine = self.core.engine
-        self.reidentifier = Reidentifier(DirectoryArchive(self.directory),
-                                         self.core.pool.identify,
+        self.ledger = CatalogLedger(catalog) if catalog is not None else None
+        archive = (CatalogArchive(catalog, self.directory) if catalog is not None
+                   else DirectoryArchive(self.directory))
+        self.reidentifier = Reidentifier(archive, self.core.pool.identify,
                                          publish=self.core.publication.result, say=self.say)
         self._taken = 0
 
@@ -64,8 +70,13 @@ class PlainRun:
 
     def _step(self, event: Any) -> bool:
         """Handle one engine event; False ends acquisition."""
+        if isinstance(event, CaptureStarted) and self.ledger is not None:
+            self.ledger.started(event.capture_id, self._taken + 1,
+                                plain_capture_path(self.directory, event.capture_id))
         outcome = self.core.handle(event)
         if isinstance(event, CaptureAborted):
+            if self.ledger is not None:
+                self.ledger.aborted(event.capture_id)
             self.engine.arm()
         elif isinstance(event, CaptureTaken):
             assert outcome is not None
@@ -79,19 +90,22 @@ class PlainRun:
                 self.source.hold(sim.pose_deg, release_in_s=sim.hold_s)
         return True
 
-    # -- Ledger: a plain run keeps its outcomes in its report ------------------------------
+    # -- Ledger: the catalog, if the run has one; its report in any case -------------------
     def written(self, outcome: CaptureOutcome) -> None:
-        pass
+        if self.ledger is not None:
+            self.ledger.written(outcome)
 
     def result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
                      key: str | None = None) -> Callable[[], None] | None:
-        return None
+        return None if self.ledger is None else self.ledger.result_ready(outcome, result, key)
 
     def identified(self, outcome: CaptureOutcome) -> None:
-        pass
+        if self.ledger is not None:
+            self.ledger.identified(outcome)
 
     def failed(self, outcome: CaptureOutcome) -> None:
-        pass
+        if self.ledger is not None:
+            self.ledger.failed(outcome)
 
     # -- commands (hilrig/<rig_id>/cmd/<verb>) ---------------------------------------------
     def register_commands(self, router: CommandRouter) -> None:

@@ -43,11 +43,11 @@ from ..storage import (
     Catalog,
     session_capture_path,
     session_folder,
-    store_result,
 )
 from ._conditions import SessionConditions
 from ._core import RunCore
 from ._finisher import CaptureOutcome
+from ._ledger import CatalogLedger
 from ._plan import SessionPlan
 from ._pool import IdentificationPool
 from ._reidentify import CatalogArchive, Reidentifier
@@ -85,6 +85,7 @@ class SessionRun:
                  pool: IdentificationPool | None = None) -> None:
         self.settings, self.source, self.plan = settings, source, plan
         self.catalog, self.session_id, self.releaser = catalog, session_id, releaser
+        self.ledger = CatalogLedger(catalog, session_id)
         self.say = say or (lambda text: None)
         self.on_progress = on_progress or (lambda progress: None)
         row = catalog.session(session_id)
@@ -309,13 +310,11 @@ class SessionRun:
         self.release_at = None
         self._release_due = False
         self._timeouts_in_row = 0
-        self.catalog.add_capture(capture_id, session_id=self.session_id, seq=seq,
-                                 pose=list(self.plan.pose(seq or 1)), status="recording",
-                                 path=str(self.capture_path(capture_id)))
+        self.ledger.started(capture_id, seq, self.capture_path(capture_id),
+                            list(self.plan.pose(seq or 1)))
 
     def _capture_aborted(self, capture_id: str) -> None:
-        self.catalog.update_capture(capture_id, status="aborted", error="aborted by command",
-                                    ended_utc=utc_now())
+        self.ledger.aborted(capture_id)
         self._seq_of.pop(capture_id, None)
         self.seq = None
         self._release_due = True  # the same planned capture is asked for again
@@ -332,27 +331,19 @@ class SessionRun:
 
     # -- Ledger: every step of finishing a capture, in the catalog -------------------------
     def written(self, outcome: CaptureOutcome) -> None:
-        s = outcome.summary
-        self.catalog.update_capture(
-            outcome.capture_id, status="captured", samples=s["samples"],
-            lost_samples=s["lost_samples"], duration_s=s["duration_s"],
-            end_reason=s["end_reason"], summary=s)
+        self.ledger.written(outcome)
 
     def result_ready(self, outcome: CaptureOutcome, result: IdentificationResult,
                      key: str | None = None) -> Callable[[], None] | None:
-        row = store_result(self.catalog, outcome.capture_id, outcome.path, result, key)
-        return lambda: self.catalog.mark_result_queued(row.result_id)
+        return self.ledger.result_ready(outcome, result, key)
 
     def identified(self, outcome: CaptureOutcome) -> None:
-        self.catalog.update_capture(outcome.capture_id, status="done", ended_utc=utc_now())
+        self.ledger.identified(outcome)
         self._failures_in_row = 0
         self._one_less()
 
     def failed(self, outcome: CaptureOutcome) -> None:
-        self.catalog.update_capture(outcome.capture_id, status="failed", error=outcome.error,
-                                    ended_utc=utc_now())
-        self.catalog.add_error(outcome.error or "failed", session_id=self.session_id,
-                               capture_id=outcome.capture_id)
+        self.ledger.failed(outcome)
         self._failures_in_row += 1
         if (self._failures_in_row >= self.plan.max_consecutive_failures
                 and self.stop_reason is None):

@@ -203,3 +203,25 @@ def test_without_a_broker_the_service_starts_an_embedded_one(tmp_path):
     assert "v5" not in done.stderr and "Invalid connection" not in done.stderr
     assert f"published hilrig/{rig_id}/result/" in done.stdout
     assert len(list((tmp_path / "data").glob("*.h5"))) == 1
+
+
+@pytest.mark.timeout(240)
+def test_a_plain_runs_captures_land_in_the_catalog_and_can_be_listed_and_reidentified(tmp_path):
+    env = _service_env(tmp_path, f"test-{uuid.uuid4().hex[:8]}")
+    env["HILRIG_IDENTIFY__METHOD"] = "regression"
+
+    def hilrig(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "daq.cli", *args], env=env,
+                              capture_output=True, text=True, timeout=200)
+
+    done = hilrig("run", "--sim", "--unpaced", "--captures", "2")
+    assert done.returncode == 0, done.stderr[-2000:]
+    listed = hilrig("captures", "list", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    captures = json.loads(listed.stdout)
+    assert [c["seq"] for c in captures] == [1, 2] and {c["status"] for c in captures} == {"done"}
+    assert all(c["session_id"] is None and Path(c["path"]).is_file() for c in captures)
+    again = hilrig("reidentify", captures[0]["capture_id"], "--method", "shooting")
+    assert again.returncode == 0, again.stderr[-2000:]
+    results = json.loads(hilrig("results", "list", "--format", "json").stdout)
+    assert sorted(r["method"] for r in results) == ["regression", "regression", "shooting"]
