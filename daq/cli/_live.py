@@ -30,7 +30,7 @@ from ..runtime import (
 from ..storage import Catalog
 from ._catalog import open_catalog, pid_alive, session_row
 from ._progress import session_progress_printer
-from ._usage import Stopped, UsageError, settings_of
+from ._usage import Stopped, UsageError, quiet, settings_of
 from ._wiring import bridge_source, sim_source, wired
 
 __all__ = ["cmd_cmd", "cmd_monitor", "cmd_run", "cmd_serve",
@@ -38,6 +38,9 @@ __all__ = ["cmd_cmd", "cmd_monitor", "cmd_run", "cmd_serve",
 
 
 def say(text: str) -> None:
+    # --quiet keeps what a lab reads the next morning: results, failures, how a session ended
+    if quiet() and not text.startswith(("result ", "session ")) and "fail" not in text:
+        return
     print(text, flush=True)
 
 
@@ -222,5 +225,5 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     _check_url(args.url)
     seen = asyncio.run(monitor(settings.mqtt, url=args.url, max_messages=args.count,
-                               timeout_s=args.timeout))
+                               timeout_s=args.timeout, raw=args.json))
     return 0 if seen or args.count is None else 1

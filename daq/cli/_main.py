@@ -18,7 +18,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from ._parser import build_parser
-from ._usage import EXIT_USAGE, Stopped, UsageError
+from ._usage import EXIT_USAGE, Stopped, UsageError, set_quiet
 
 __all__ = ["main"]
 
@@ -53,9 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigterm)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        stream=sys.stderr)
+    # the terminal is a status display: warnings as they happen, the rest with --verbose
+    if args.verbose:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    else:
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr, datefmt="%H:%M:%S",
+                            format="%(asctime)s %(levelname)s: %(message)s")
+    set_quiet(args.quiet)
     for noisy in ("amqtt", "transitions", "numba"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:

@@ -54,7 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hilrig", description=DESCRIPTION)
     p.add_argument("--config", type=Path,
                    help="TOML settings file (see deploy/hilrig.example.toml)")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    loud = p.add_mutually_exclusive_group()
+    loud.add_argument("-v", "--verbose", action="store_true",
+                      help="everything: debug logging, every message published")
+    loud.add_argument("-q", "--quiet", action="store_true",
+                      help="results, warnings and errors only: no progress, no status lines")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     methods = _methods()
     _offline_commands(sub, methods)
@@ -224,6 +228,8 @@ def _tool_commands(sub: Any) -> None:
     mo.add_argument("--url", help="broker URL (default: config mqtt.url)")
     mo.add_argument("--count", type=int, help="stop after N messages")
     mo.add_argument("--timeout", type=float, help="stop after S seconds")
+    mo.add_argument("--json", action="store_true",
+                    help="each message's topic and raw payload instead of what it means")
     mo.set_defaults(handler="_live:cmd_monitor")
 
     cm = sub.add_parser("cmd", help="send a command to the running service over MQTT")

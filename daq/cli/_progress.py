@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ._usage import quiet
+
 __all__ = ["ProgressBar", "duration_text", "session_progress_printer"]
 
 
@@ -24,7 +26,7 @@ class ProgressBar:
                  width: int = 30, tty: bool | None = None) -> None:
         self.label, self.stream, self.width = label, stream, width
         self.tty = stream.isatty() if tty is None else tty
-        self.enabled = True if enabled is None else enabled
+        self.enabled = (not quiet()) if enabled is None else enabled
         self._last = 0.0
         self._stage: str | None = None
         self._said = False  # piped: a line went out

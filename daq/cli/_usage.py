@@ -14,6 +14,18 @@ __all__ = ["EXIT_USAGE", "UsageError", "json_arg", "settings_of"]
 EXIT_USAGE = 2
 
 
+_QUIET = [False]
+
+
+def set_quiet(quiet: bool) -> None:
+    """hilrig --quiet: results, warnings and errors only."""
+    _QUIET[0] = quiet
+
+
+def quiet() -> bool:
+    return _QUIET[0]
+
+
 class Stopped(KeyboardInterrupt):
     """SIGTERM, unwound as Ctrl-C is (hilrig: stopped, status 143)."""
 

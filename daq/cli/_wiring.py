@@ -8,6 +8,7 @@ the storage directory, the command router and the courier that owns the connecti
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -95,7 +96,15 @@ async def wired(settings: Settings, source: Source, say: Callable[[str], None], 
             f"topics {router.topics.all}")
         outbox = Outbox(Path(settings.storage.directory))
         stack.callback(outbox.close)
+        verbose = logging.getLogger().isEnabledFor(logging.DEBUG)  # hilrig --verbose
+
+        def delivered(topic: str) -> None:
+            # a result's delivery is news; a capture's documents (one a second while it
+            # records), statuses and events are the terminal's noise unless asked for
+            if verbose or ("/result/" in topic and not topic.endswith("/latest")):
+                say(f"published {topic}")
+
         courier = await stack.enter_async_context(
             Courier(settings.mqtt, outbox, url=url, source=source.info, commands=router,
-                    on_delivered=lambda topic: say(f"published {topic}")))
+                    on_delivered=delivered))
         yield Wired(source, url, courier, router)

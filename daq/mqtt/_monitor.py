@@ -50,7 +50,76 @@ def _result_text(msg: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def _duration(seconds: Any) -> str:
+    if not isinstance(seconds, (int, float)):
+        return "?"
+    m, sec = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"
+
+
+def _status_text(msg: dict[str, Any]) -> str:
+    source = msg.get("source") or {}
+    text = f"rig {msg.get('state')}"
+    if msg.get("reason"):
+        text += f" ({msg['reason']})"
+    if msg.get("session_id"):
+        text += f", session {msg['session_id']}"
+    if source:
+        text += f", source {source.get('identity')}"
+    link = msg.get("link") or {}
+    trouble = {k: v for k, v in link.items() if v and k != "samples"}
+    if trouble:
+        text += ", link " + " ".join(f"{k}={_num(v)}" for k, v in trouble.items())
+    return text
+
+
+def _capture_text(msg: dict[str, Any]) -> str:
+    doc = msg.get("document")
+    cid = msg.get("capture_id")
+    seq = f" #{msg['seq']}" if msg.get("seq") else ""
+    if doc == "start":
+        return f"capture {cid}{seq} started (release detected)"
+    if doc == "progress":
+        return (f"capture {cid}{seq} recording: {_num(msg.get('duration_s'))} s, "
+                f"{msg.get('samples')} samples")
+    if doc == "stop":
+        if msg.get("exit_status") not in (None, "success"):
+            return f"capture {cid}{seq} {msg.get('exit_status')}: {msg.get('reason')}"
+        facts = [f"{_num(msg['duration_s'])} s" if msg.get("duration_s") is not None else "",
+                 f"{msg['samples']} samples" if msg.get("samples") is not None else "",
+                 f"{msg['lost_samples']} lost" if msg.get("lost_samples") is not None else "",
+                 f"end {msg['end_reason']}" if msg.get("end_reason") else ""]
+        return f"capture {cid}{seq} done: " + ", ".join(f for f in facts if f)
+    return f"capture {cid} {doc}"
+
+
+def _session_text(msg: dict[str, Any]) -> str:
+    planned = msg.get("planned")
+    count = f"{msg.get('done', 0)}/{planned} done" if planned else f"{msg.get('done', 0)} done"
+    text = (f"session {msg.get('session_id')} {msg.get('state')}: {count}, "
+            f"{msg.get('failed', 0)} failed, {msg.get('in_flight', 0)} identifying")
+    if msg.get("current_seq"):
+        text += f", capture #{msg['current_seq']}"
+    if msg.get("eta_s") is not None:
+        text += f", ETA {_duration(msg['eta_s'])}"
+    for key in ("prompt", "reason"):
+        if msg.get(key):
+            text += f"; {msg[key]}"
+    return text
+
+
+def _telemetry_text(msg: dict[str, Any]) -> str:
+    last = {k: (msg.get(k) or [None])[-1] for k in ("theta0_deg", "theta1_deg", "omega0_dps",
+                                                    "omega1_dps")}
+    return (f"telemetry {len(msg.get('t') or [])} samples at {_num(msg.get('rate_hz'))} Hz: "
+            f"arm {_num(last['theta0_deg'])} deg {_num(last['omega0_dps'])} deg/s, "
+            f"pendulum {_num(last['theta1_deg'])} deg {_num(last['omega1_dps'])} deg/s")
+
+
 def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
+    """What a message means, in one line: a rig's state, a capture's progress, a session's
+    state and counts, an event's level, code and message, a result's key figures."""
     head = f"{topic}{' [retained]' if retained else ''}"
     if not payload:
         return f"{head} (cleared)"
@@ -61,25 +130,33 @@ def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
     if not isinstance(msg, dict):
         return f"{head} (not a JSON object) {payload[:80]!r}"
     schema = str(msg.get("schema", ""))
-    if schema.startswith("hilrig.status/"):
-        source = msg.get("source") or {}
-        text = f"state={msg.get('state')} version={msg.get('software_version')}"
-        if source:
-            text += f" source={source.get('identity')}"
-    elif schema.startswith("hilrig.capture/"):
-        scalars = [f"{k}={_num(v)}" for k, v in msg.items()
-                   if k not in _ENVELOPE and isinstance(v, (str, int, float, bool))][:6]
-        text = " ".join([f"capture={msg.get('capture_id')}", *scalars])
-    elif schema.startswith("hilrig.result/"):
-        text = _result_text(msg)
+    kind = schema.split("/")[0].removeprefix("hilrig.")
+    if kind == "status":
+        text = _status_text(msg)
+    elif kind == "capture":
+        text = _capture_text(msg)
+    elif kind == "result":
+        text = "result " + _result_text(msg)
+    elif kind == "session":
+        text = _session_text(msg)
+    elif kind == "event":
+        text = f"{str(msg.get('level', '?')).upper()} {msg.get('code')}: {msg.get('message')}"
+    elif kind == "telemetry":
+        text = _telemetry_text(msg)
+    elif kind == "reply":
+        text = (f"reply to {msg.get('verb')}: " + ("ok" if msg.get("ok") else
+                                                   f"refused: {msg.get('error')}"))
     else:
         text = f"schema={schema or '?'} keys={','.join(sorted(msg))[:80]}"
-    return f"{head} {text} time={msg.get('time', '?')}"
+    stamp = str(msg.get("time", "?"))
+    return f"{stamp[11:19] if len(stamp) >= 19 else stamp} {text}  [{head}]"
 
 
 async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO = sys.stdout,
-                  max_messages: int | None = None, timeout_s: float | None = None) -> int:
-    """Print one line per message under ``hilrig/<rig_id>/#``; return how many were seen.
+                  max_messages: int | None = None, timeout_s: float | None = None,
+                  raw: bool = False) -> int:
+    """Print one line per message under ``hilrig/<rig_id>/#`` (what it means; raw: its
+    topic and payload as they are); return how many were seen.
 
     Stops after max_messages messages or timeout_s seconds of listening, whichever
     comes first (neither: until cancelled). Backs ``hilrig monitor``.
@@ -100,11 +177,13 @@ async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO = sys.
                     async for message in client.messages:
                         if not message.topic.matches(topics.all):
                             continue  # amqtt 0.12.1 can send retained messages unasked
-                        raw = message.payload
-                        payload = bytes(raw) if isinstance(raw, (bytes, bytearray)) \
-                            else str(raw or "").encode()
-                        print(_summary_line(message.topic.value, payload, message.retain),
-                              file=out, flush=True)
+                        body = message.payload
+                        payload = bytes(body) if isinstance(body, (bytes, bytearray)) \
+                            else str(body or "").encode()
+                        line = (f"{message.topic.value} {payload.decode(errors='replace')}"
+                                if raw else
+                                _summary_line(message.topic.value, payload, message.retain))
+                        print(line, file=out, flush=True)
                         seen += 1
                         if max_messages is not None and seen >= max_messages:
                             break
