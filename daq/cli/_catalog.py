@@ -144,13 +144,31 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+#: what a capture's row can say of it
+CAPTURE_STATUSES = ("recording", "captured", "done", "failed", "aborted", "interrupted",
+                    "timeout")
+
+
+def _nothing_matched(what: str, filters: dict[str, str | None]) -> None:
+    """An empty listing says why on stderr (the table itself stays empty, exit 0)."""
+    given = ", ".join(f"--{k} {v}" for k, v in filters.items() if v)
+    print(f"hilrig: no {what}" + (f" match {given}" if given else " yet"), file=sys.stderr)
+
+
 def cmd_captures_list(args: argparse.Namespace) -> int:
+    if args.status is not None and args.status not in CAPTURE_STATUSES:
+        raise UsageError(f"--status {args.status!r}: expected one of "
+                         f"{', '.join(CAPTURE_STATUSES)}")
     with open_catalog(settings_of(args)) as cat:
+        if args.session is not None:
+            cat.session(args.session)  # an unknown session is a one-line error
         caps = cat.captures(args.session, status=args.status)
         n: dict[str, int] = {}
         for r in cat.results(session_id=args.session):
             n[r.capture_id] = n.get(r.capture_id, 0) + 1
         records = [_capture_record(c, n.get(c.capture_id, 0)) for c in caps]
+    if not records:
+        _nothing_matched("captures", {"session": args.session, "status": args.status})
     columns = ["capture_id", "session_id", "seq", "status", "duration_s", "samples",
                "lost_samples", "end_reason", "results"]
     if args.format != "table":
@@ -196,10 +214,15 @@ def cmd_results_list(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
         rows = cat.results(session_id=args.session, capture_id=args.capture, method=args.method)
         seqs = {c.capture_id: c.seq for c in cat.captures(args.session)}
+        if args.session is not None:
+            cat.session(args.session)
         kinds = [r.result() for r in rows]
         records = [_result_record(r, seqs.get(r.capture_id), res) for r, res in zip(rows, kinds)]
     # the table shows each kind's key parameters (a chain rig's torques, the Furuta rig's
     # coefficients), CSV every parameter of every kind listed
+    if not rows:
+        _nothing_matched("results", {"session": args.session, "capture": args.capture,
+                                     "method": args.method})
     key = list(dict.fromkeys(n for res in kinds for n in res.key_parameters()))
     names = list(dict.fromkeys([*(PARAM_NAMES if not kinds else []),
                                 *(n for res in kinds for n in res.parameters)]))

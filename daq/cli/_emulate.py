@@ -29,6 +29,9 @@ def cmd_emulate_firmware(args: argparse.Namespace) -> int:
             rate_hz=int(settings_of(args).sample_rate_hz), stall=windows["stall"],
             vanish=windows["vanish"], garbage=windows["garbage"],
             record_sent=args.dump is not None)
+        if any(not -360.0 <= a <= 360.0 for a in args.pose):
+            raise ValueError(f"--pose {args.pose[0]:g} {args.pose[1]:g}: angles must be "
+                             "within -360..360 degrees")
         if args.dump is not None and not args.dump.endswith(".npz"):
             raise ValueError(f"--dump {args.dump}: the file must end in .npz")
     except ValueError as exc:

@@ -27,8 +27,8 @@ from ..runtime import (
     run_worker,
     stored_plan,
 )
-from ..storage import Catalog
-from ._catalog import open_catalog, pid_alive, session_row
+from ..storage import Catalog, SessionRow
+from ._catalog import open_catalog, pid_alive
 from ._progress import session_progress_printer
 from ._usage import Stopped, UsageError, quiet, settings_of
 from ._wiring import bridge_source, sim_source, wired
@@ -129,13 +129,24 @@ def cmd_session_resume(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     with open_catalog(settings) as cat:
-        row = session_row(cat, args.session)
+        row = cat.session(args.session) if args.session else _needs_resuming(cat)
         if row.status == "done":
             raise UsageError(f"session {row.session_id} is complete; nothing to resume")
         if row.status == "running" and pid_alive(row.pid) and row.pid != os.getpid():
             raise UsageError(f"session {row.session_id} is running (process {row.pid})")
     say(f"session {row.session_id} resumed")
     return _run_session_foreground(settings, row.session_id)
+
+
+def _needs_resuming(cat: Catalog) -> SessionRow:
+    """The one session that waits to be resumed (not done, no live process), or the
+    newest if none does; several: a usage error listing them."""
+    waiting = [r for r in cat.sessions()
+               if r.status not in ("done",) and not (r.status == "running" and pid_alive(r.pid))]
+    if len(waiting) > 1:
+        raise UsageError("several sessions can be resumed; name one: " + ", ".join(
+            f"{r.session_id} ({r.status})" for r in waiting))
+    return waiting[0] if waiting else cat.latest_session()
 
 
 def _run_session_foreground(settings: Settings, session_id: str) -> int:

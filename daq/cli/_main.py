@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return _handler(args.handler)(args)
+    except BrokenPipeError:
+        # the reader went away (`hilrig captures show X | head`): nothing more to say; the
+        # interpreter's own flush at exit must not fail either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt as exc:
         stopped = isinstance(exc, Stopped)
         print(f"hilrig: {'stopped' if stopped else 'interrupted'}", file=sys.stderr)

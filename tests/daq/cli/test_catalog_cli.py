@@ -1,0 +1,74 @@
+"""The catalog commands as a user meets them: filters that match nothing say so, wrong
+filters are one-line errors, a pipe closed early is no error, and `session resume` with
+no id resumes the session that needs it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from daq.storage import Catalog
+
+from .test_cli import assert_one_line_error, run_main
+
+
+@pytest.fixture
+def archive(tmp_path, monkeypatch):
+    root = tmp_path / "archive"
+    monkeypatch.setenv("HILRIG_STORAGE__DIRECTORY", str(root))
+    with Catalog.open(root) as cat:
+        cat.add_session("S-old", "{}")
+        cat.set_session_status("S-old", "stopped", reason="stop requested")
+        cat.add_session("S-new", "{}")
+        cat.set_session_status("S-new", "done")
+        for k in range(40):
+            cat.add_capture(f"c{k:02d}", session_id="S-new", seq=k + 1, status="done")
+    return root
+
+
+def test_a_filter_that_matches_nothing_says_so_on_stderr(archive, capfd):
+    rc, out = run_main("captures", "list", "--status", "failed")
+    assert rc == 0 and out.split() == ["capture_id", "session_id", "seq", "status",
+                                       "duration_s", "samples", "lost_samples", "end_reason",
+                                       "results"]
+    assert "hilrig: no captures match --status failed" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["captures", "list", "--session", "S-typo"], "no session 'S-typo'"),
+    (["captures", "list", "--status", "dne"], "--status 'dne': expected one of recording"),
+    (["results", "list", "--session", "S-typo"], "no session 'S-typo'"),
+    (["emulate-firmware", "--pose", "0", "400"], "angles must be within -360..360"),
+])
+def test_a_wrong_filter_or_pose_is_a_one_line_error(archive, capfd, args, fragment):
+    rc, _ = run_main(*args)
+    assert rc == 2
+    assert_one_line_error(capfd, fragment)
+
+
+def test_output_piped_into_a_reader_that_stops_early_is_no_error(archive):
+    with Catalog.open(archive) as cat:  # more than a pipe's buffer holds (64 KiB)
+        for k in range(1500):
+            cat.add_capture(f"long-{k:04d}", session_id="S-new", seq=100 + k, status="done")
+    listing = subprocess.Popen([sys.executable, "-m", "daq.cli", "captures", "list"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=dict(os.environ))
+    assert listing.stdout is not None
+    listing.stdout.readline()  # `| head -1`
+    listing.stdout.close()
+    _, err = listing.communicate(timeout=60)
+    assert listing.returncode == 0 and b"Broken pipe" not in err and b"Traceback" not in err
+
+
+def test_resume_without_an_id_takes_the_session_that_needs_it(archive, capfd):
+    # the newest is done; the older one was stopped and waits: that is the one meant
+    with Catalog.open(archive) as cat:
+        cat.add_session("S-other", "{}")
+        cat.set_session_status("S-other", "failed", reason="disk full")
+    rc, _ = run_main("session", "resume")
+    assert rc == 2
+    line = assert_one_line_error(capfd, "several sessions can be resumed")
+    assert "S-old (stopped)" in line and "S-other (failed)" in line and "S-new" not in line
