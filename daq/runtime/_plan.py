@@ -120,10 +120,22 @@ def _one_line(exc: ValidationError, where: str) -> str:
     return f"{where}: {first_error(exc, 'plan')}"
 
 
+def _fields(data: dict[str, object], where: str) -> dict[str, object]:
+    """A plan's fields, from a table `session` if it has one."""
+    section = data.get("session")
+    if section is None:
+        return data
+    if not isinstance(section, dict):
+        raise PlanError(f"{where}: session must be a table of the plan's fields")
+    return {**{k: v for k, v in data.items() if k != "session"}, **section}
+
+
 def parse_plan(data: dict[str, object], where: str) -> SessionPlan:
-    """Validate a plan's fields; PlanError (one line, with `where`) if they are wrong."""
+    """Validate a plan's fields; PlanError (one line, with `where`) if they are wrong. A
+    plan is its fields, or a table ``session`` holding them (a plan file's [session]):
+    one shape for a file, `hilrig cmd session/start` and a dashboard."""
     try:
-        return SessionPlan.model_validate(data)
+        return SessionPlan.model_validate(_fields(data, where))
     except ValidationError as exc:
         raise PlanError(_one_line(exc, where)) from None
 
@@ -138,10 +150,7 @@ def load_plan(path: Path, overrides: dict[str, object] | None = None) -> Session
         raise PlanError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:  # the parser recurses per level of nested arrays and tables
         raise PlanError(f"{path}: nested too deeply to be a plan") from None
-    section = data.get("session", data)
-    if not isinstance(section, dict):
-        raise PlanError(f"{path}: [session] must be a table")
-    return parse_plan({**section, **(overrides or {})}, str(path))
+    return parse_plan({**_fields(data, str(path)), **(overrides or {})}, str(path))
 
 
 def stored_plan(session: SessionRow) -> SessionPlan:

@@ -43,8 +43,9 @@ async def test_a_session_started_by_command_runs_and_the_daemon_is_idle_again(tm
                                    {"plan": {"captures": 1, "source": "serial", "port": "/x",
                                              "release": "operator"}})
         assert not wrong["ok"] and "this daemon's rig is sim" in wrong["error"]
-        started = await send_command(cfg, "session/start", {"plan": {
-            "captures": 2, "poses_deg": [[0.0, 30.0]], "paced": False}})
+        # a plan in the shape of a plan file's [session] table, as well as its bare fields
+        started = await send_command(cfg, "session/start", {"plan": {"session": {
+            "captures": 2, "poses_deg": [[0.0, 30.0]], "paced": False}}})
         assert started["ok"], started
         sid = started["result"]["session_id"]
         again = await send_command(cfg, "session/start", {"plan": {"captures": 1}})

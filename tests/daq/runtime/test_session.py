@@ -369,3 +369,15 @@ def test_the_example_plan_is_valid_and_documents_every_key():
     text = path.read_text()
     missing = [k for k in Plan.model_fields if f"{k} =" not in text]
     assert missing == []
+
+
+def test_a_plan_is_its_fields_or_a_session_table_of_them_and_the_command_line_wins(tmp_path):
+    from daq.runtime import parse_plan
+
+    fields = {"captures": 3, "poses_deg": [[0.0, 30.0]], "paced": False}
+    assert parse_plan({"session": fields}, "cmd") == parse_plan(fields, "cmd")
+    path = tmp_path / "plan.toml"
+    path.write_text("[session]\ncaptures = 3\npaced = false\n")
+    assert load_plan(path, {"captures": 5}).captures == 5
+    with pytest.raises(PlanError, match="cmd: session must be a table"):
+        parse_plan({"session": 3}, "cmd")
