@@ -17,68 +17,121 @@ here). Progress, SOFTWARE_VERSION and utc_now are defined at the root
 (identify/_progress.py, _version.py, _time.py), for every layer to use.
 """
 
-from ._progress import Progress
-from ._time import utc_now
-from ._version import SOFTWARE_VERSION
-from .methods import (
-    DEFAULT_METHOD,
-    METHODS,
-    Scale,
-    identify,
-    identify_chain,
-    identify_grey_box,
-    result_params,
-    simulate_capture,
-    validate_chain,
-)
-from .model import (
-    COUNTS_PER_REV,
-    PARAM_NAMES,
-    QUANTUM,
-    RIG_LAYOUT,
-    ChainParams,
-    ChainRig,
-    FrictionParams,
-    RigParams,
-    acceleration,
-    encoder_quantum,
-    friction,
-    friction_torque,
-    inverse_dynamics,
-    parse_rig_kind,
-    simulate,
-    simulate_rk4,
-    total_energy,
-)
-from .reference import TABLE_III_TRUTH
-from .results import (
-    IdentificationResult,
-    ParameterEstimate,
-    fit_percent,
-    format_fit,
-    normalized_compute_time,
-)
-from .signal import (
-    Measurement,
-    Record,
-    Release,
-    contiguous_segments,
-    decimate_mean,
-    find_release,
-    free_decay_counts,
-    holoborodko_first,
-    holoborodko_first_coefficients,
-    holoborodko_second,
-    holoborodko_second_coefficients,
-    savitzky_golay_first,
-    savitzky_golay_second,
-    simulated_measurement,
-)
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._progress import (
+        Progress,
+    )
+    from ._time import (
+        utc_now,
+    )
+    from ._version import (
+        SOFTWARE_VERSION,
+    )
+    from .methods import (
+        DEFAULT_METHOD,
+        METHOD_NAMES,
+        METHODS,
+        Scale,
+        identify,
+        identify_chain,
+        identify_grey_box,
+        result_params,
+        simulate_capture,
+        validate_chain,
+    )
+    from .model import (
+        COUNTS_PER_REV,
+        PARAM_NAMES,
+        QUANTUM,
+        RIG_LAYOUT,
+        ChainParams,
+        ChainRig,
+        FrictionParams,
+        RigParams,
+        acceleration,
+        encoder_quantum,
+        friction,
+        friction_torque,
+        inverse_dynamics,
+        parse_rig_kind,
+        simulate,
+        simulate_rk4,
+        total_energy,
+    )
+    from .reference import (
+        TABLE_III_TRUTH,
+    )
+    from .results import (
+        IdentificationResult,
+        ParameterEstimate,
+        fit_percent,
+        format_fit,
+        normalized_compute_time,
+    )
+    from .signal import (
+        Measurement,
+        Record,
+        Release,
+        contiguous_segments,
+        decimate_mean,
+        find_release,
+        free_decay_counts,
+        holoborodko_first,
+        holoborodko_first_coefficients,
+        holoborodko_second,
+        holoborodko_second_coefficients,
+        savitzky_golay_first,
+        savitzky_golay_second,
+        simulated_measurement,
+    )
+
+_EXPORTS = {
+    "._progress": (
+        "Progress",
+    ),
+    "._time": (
+        "utc_now",
+    ),
+    "._version": (
+        "SOFTWARE_VERSION",
+    ),
+    ".methods": (
+        "DEFAULT_METHOD", "METHOD_NAMES", "METHODS", "Scale", "identify", "identify_chain",
+        "identify_grey_box", "result_params", "simulate_capture", "validate_chain",
+    ),
+    ".model": (
+        "COUNTS_PER_REV", "PARAM_NAMES", "QUANTUM", "RIG_LAYOUT", "ChainParams", "ChainRig",
+        "FrictionParams", "RigParams", "acceleration", "encoder_quantum", "friction",
+        "friction_torque", "inverse_dynamics", "parse_rig_kind", "simulate", "simulate_rk4",
+        "total_energy",
+    ),
+    ".reference": (
+        "TABLE_III_TRUTH",
+    ),
+    ".results": (
+        "IdentificationResult", "ParameterEstimate", "fit_percent", "format_fit",
+        "normalized_compute_time",
+    ),
+    ".signal": (
+        "Measurement", "Record", "Release", "contiguous_segments", "decimate_mean",
+        "find_release", "free_decay_counts", "holoborodko_first",
+        "holoborodko_first_coefficients", "holoborodko_second",
+        "holoborodko_second_coefficients", "savitzky_golay_first", "savitzky_golay_second",
+        "simulated_measurement",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
+    "lazy_exports",
     "ChainParams", "ChainRig", "Record", "Scale", "identify_chain", "parse_rig_kind",
     "result_params", "validate_chain",
-    "COUNTS_PER_REV", "DEFAULT_METHOD", "METHODS", "PARAM_NAMES", "QUANTUM", "RIG_LAYOUT",
+    "COUNTS_PER_REV", "DEFAULT_METHOD", "METHOD_NAMES", "METHODS", "PARAM_NAMES", "QUANTUM",
+    "RIG_LAYOUT",
     "SOFTWARE_VERSION", "TABLE_III_TRUTH", "FrictionParams", "IdentificationResult",
     "Measurement", "ParameterEstimate", "Progress", "Release", "RigParams", "acceleration",
     "contiguous_segments", "decimate_mean", "encoder_quantum", "find_release", "fit_percent",

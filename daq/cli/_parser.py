@@ -29,9 +29,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _methods() -> list[str]:
-    from identify import METHODS
+    from identify import METHOD_NAMES  # the names only: no method is loaded for --help
 
-    return sorted(METHODS)
+    return list(METHOD_NAMES)
 
 
 def _default_method() -> str:
@@ -295,4 +295,4 @@ def _catalog_commands(sub: Any, methods: list[str]) -> None:
     ri = sub.add_parser("reidentify", help="identify an archived capture again (adds a result)")
     ri.add_argument("capture_id")
     ri.add_argument("--method", required=True, choices=methods)
-    ri.set_defaults(handler="_catalog:cmd_reidentify")
+    ri.set_defaults(handler="_reidentify:cmd_reidentify")

@@ -22,8 +22,9 @@ class ProgressBar:
 
     QUIET_S = 1.0
 
-    def __init__(self, label: str, enabled: bool | None = None, stream: TextIO = sys.stderr,
+    def __init__(self, label: str, enabled: bool | None = None, stream: TextIO | None = None,
                  width: int = 30, tty: bool | None = None) -> None:
+        stream = stream if stream is not None else sys.stderr  # the one in use now
         self.label, self.stream, self.width = label, stream, width
         self.tty = stream.isatty() if tty is None else tty
         self.enabled = (not quiet()) if enabled is None else enabled

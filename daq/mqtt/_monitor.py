@@ -152,7 +152,7 @@ def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
     return f"{stamp[11:19] if len(stamp) >= 19 else stamp} {text}  [{head}]"
 
 
-async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO = sys.stdout,
+async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO | None = None,
                   max_messages: int | None = None, timeout_s: float | None = None,
                   raw: bool = False) -> int:
     """Print one line per message under ``hilrig/<rig_id>/#`` (what it means; raw: its
@@ -161,6 +161,7 @@ async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO = sys.
     Stops after max_messages messages or timeout_s seconds of listening, whichever
     comes first (neither: until cancelled). Backs ``hilrig monitor``.
     """
+    out = out if out is not None else sys.stdout  # the one in use now
     url = cfg.url if url is None else url
     host, port = parse_mqtt_url(url)
     topics = Topics(cfg.rig_id)

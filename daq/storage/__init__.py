@@ -3,37 +3,94 @@ captures, results and errors (SQLite), the archive's layout, and the outbox of m
 not yet acknowledged by the broker (SQLite).
 """
 
-from ._archive import (
-    CAPTURE_FILE,
-    plain_capture_path,
-    result_path,
-    session_capture_path,
-    session_folder,
-    store_result,
-)
-from ._atomic import write_text_atomic
-from ._catalog import (
-    CATALOG_NAME,
-    CaptureRow,
-    Catalog,
-    CatalogError,
-    ErrorRow,
-    ResultRow,
-    SessionRow,
-)
-from ._csv import (
-    CSV_COLUMNS,
-    JointTable,
-    read_capture_csv,
-    read_joint_csv,
-    write_capture_csv,
-    write_joint_csv,
-)
-from ._errors import CaptureFileError
-from ._files import read_capture
-from ._hdf5 import FORMAT_NAME, FORMAT_VERSION, read_capture_h5, write_capture_h5
-from ._limits import MIN_SAMPLES, CaptureLimits
-from ._outbox import OUTBOX_NAME, Outbox, OutboxRow
+from typing import TYPE_CHECKING
+
+from identify import lazy_exports
+
+if TYPE_CHECKING:
+    from ._archive import (
+        CAPTURE_FILE,
+        plain_capture_path,
+        result_path,
+        session_capture_path,
+        session_folder,
+        store_result,
+    )
+    from ._atomic import (
+        write_text_atomic,
+    )
+    from ._catalog import (
+        CATALOG_NAME,
+        CaptureRow,
+        Catalog,
+        CatalogError,
+        ErrorRow,
+        ResultRow,
+        SessionRow,
+    )
+    from ._csv import (
+        CSV_COLUMNS,
+        JointTable,
+        read_capture_csv,
+        read_joint_csv,
+        write_capture_csv,
+        write_joint_csv,
+    )
+    from ._errors import (
+        CaptureFileError,
+    )
+    from ._files import (
+        read_capture,
+    )
+    from ._hdf5 import (
+        FORMAT_NAME,
+        FORMAT_VERSION,
+        read_capture_h5,
+        write_capture_h5,
+    )
+    from ._limits import (
+        MIN_SAMPLES,
+        CaptureLimits,
+    )
+    from ._outbox import (
+        OUTBOX_NAME,
+        Outbox,
+        OutboxRow,
+    )
+
+_EXPORTS = {
+    "._archive": (
+        "CAPTURE_FILE", "plain_capture_path", "result_path", "session_capture_path",
+        "session_folder", "store_result",
+    ),
+    "._atomic": (
+        "write_text_atomic",
+    ),
+    "._catalog": (
+        "CATALOG_NAME", "CaptureRow", "Catalog", "CatalogError", "ErrorRow", "ResultRow",
+        "SessionRow",
+    ),
+    "._csv": (
+        "CSV_COLUMNS", "JointTable", "read_capture_csv", "read_joint_csv", "write_capture_csv",
+        "write_joint_csv",
+    ),
+    "._errors": (
+        "CaptureFileError",
+    ),
+    "._files": (
+        "read_capture",
+    ),
+    "._hdf5": (
+        "FORMAT_NAME", "FORMAT_VERSION", "read_capture_h5", "write_capture_h5",
+    ),
+    "._limits": (
+        "MIN_SAMPLES", "CaptureLimits",
+    ),
+    "._outbox": (
+        "OUTBOX_NAME", "Outbox", "OutboxRow",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "FORMAT_NAME", "FORMAT_VERSION",

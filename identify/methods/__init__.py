@@ -4,72 +4,194 @@ Above identify.results, identify.signal, identify.model and identify.solvers; be
 identify.seeds (neither imports the other); below identify.report.
 """
 
-from ._chain_data import DEFAULT_SEGMENT_S, MIN_SEGMENT_S, record_runs, start_state
-from ._chain_fit import LAWS_AUTO, ChainFit, fit_chain, fit_law, segment_fits
-from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
-from ._chain_result import Scale, identify_chain, meaning, result_params
-from ._chain_validation import held_out_segments, validate_chain
-from ._grey_box import STRIBECK_RESTARTS, fit_with_restarts, identify_grey_box
-from ._joint_regression import JointRegression, regress_joint, regression_estimate
-from ._oe_problem import (
-    LOG_BOUNDS,
-    Experiment,
-    InitialState,
-    OEFit,
-    OutputErrorProblem,
-    fit_output_error,
-    fit_output_error_many,
-    residual_inflation,
-    substep_schedule,
-    whiteness,
-)
-from ._output_error import (
-    SEED_INITIAL_GUESS,
-    identify_output_error,
-    identify_output_error_many,
-    profile_interval,
-)
-from ._pipeline import (
-    FREE,
-    FREE_NAMES,
-    Prepared,
-    StartState,
-    build_result,
-    capture_fit,
-    decay_start_s,
-    first_defined_state,
-    noise_floor,
-    parameter_estimates,
-    prepare,
-    regression_start,
-    release_state,
-    simulate_capture,
-)
-from ._registry import (
-    DEFAULT_METHOD,
-    GREY_BOX,
-    INTEGRAL,
-    METHODS,
-    OUTPUT_ERROR,
-    REGRESSION,
-    SIMPLEX,
-    UAS,
-    Method,
-    identify,
-)
-from ._regression import FrictionRegression, friction_regression, identify_regression, reversal_mask
-from ._simplex import identify_simplex
-from ._uas import identify_uas
-from ._uas_run import UASRun, run_uas
-from ._uas_settings import TABLE_II_UPPER, TABLE_III_INITIAL_GUESS, UASSettings
-from .integral import identify_integral
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._chain_data import (
+        DEFAULT_SEGMENT_S,
+        MIN_SEGMENT_S,
+        record_runs,
+        start_state,
+    )
+    from ._chain_fit import (
+        LAWS_AUTO,
+        ChainFit,
+        fit_chain,
+        fit_law,
+        segment_fits,
+    )
+    from ._chain_problem import (
+        LAW_TERMS,
+        ChainData,
+        ChainProblem,
+    )
+    from ._chain_result import (
+        Scale,
+        identify_chain,
+        meaning,
+        result_params,
+    )
+    from ._chain_validation import (
+        held_out_segments,
+        validate_chain,
+    )
+    from ._grey_box import (
+        STRIBECK_RESTARTS,
+        fit_with_restarts,
+        identify_grey_box,
+    )
+    from ._joint_regression import (
+        JointRegression,
+        regress_joint,
+        regression_estimate,
+    )
+    from ._names import (
+        DEFAULT_METHOD,
+        METHOD_NAMES,
+    )
+    from ._oe_problem import (
+        LOG_BOUNDS,
+        Experiment,
+        InitialState,
+        OEFit,
+        OutputErrorProblem,
+        fit_output_error,
+        fit_output_error_many,
+        residual_inflation,
+        substep_schedule,
+        whiteness,
+    )
+    from ._output_error import (
+        SEED_INITIAL_GUESS,
+        identify_output_error,
+        identify_output_error_many,
+        profile_interval,
+    )
+    from ._pipeline import (
+        FREE,
+        FREE_NAMES,
+        Prepared,
+        StartState,
+        build_result,
+        capture_fit,
+        decay_start_s,
+        first_defined_state,
+        noise_floor,
+        parameter_estimates,
+        prepare,
+        regression_start,
+        release_state,
+        simulate_capture,
+    )
+    from ._registry import (
+        GREY_BOX,
+        INTEGRAL,
+        METHODS,
+        OUTPUT_ERROR,
+        REGRESSION,
+        SIMPLEX,
+        UAS,
+        Method,
+        identify,
+    )
+    from ._regression import (
+        FrictionRegression,
+        friction_regression,
+        identify_regression,
+        reversal_mask,
+    )
+    from ._simplex import (
+        identify_simplex,
+    )
+    from ._uas import (
+        identify_uas,
+    )
+    from ._uas_run import (
+        UASRun,
+        run_uas,
+    )
+    from ._uas_settings import (
+        TABLE_II_UPPER,
+        TABLE_III_INITIAL_GUESS,
+        UASSettings,
+    )
+    from .integral import (
+        identify_integral,
+    )
+
+_EXPORTS = {
+    "._names": (
+        "DEFAULT_METHOD", "METHOD_NAMES",
+    ),
+    "._chain_data": (
+        "DEFAULT_SEGMENT_S", "MIN_SEGMENT_S", "record_runs", "start_state",
+    ),
+    "._chain_fit": (
+        "LAWS_AUTO", "ChainFit", "fit_chain", "fit_law", "segment_fits",
+    ),
+    "._chain_problem": (
+        "LAW_TERMS", "ChainData", "ChainProblem",
+    ),
+    "._chain_result": (
+        "Scale", "identify_chain", "meaning", "result_params",
+    ),
+    "._chain_validation": (
+        "held_out_segments", "validate_chain",
+    ),
+    "._grey_box": (
+        "STRIBECK_RESTARTS", "fit_with_restarts", "identify_grey_box",
+    ),
+    "._joint_regression": (
+        "JointRegression", "regress_joint", "regression_estimate",
+    ),
+    "._oe_problem": (
+        "LOG_BOUNDS", "Experiment", "InitialState", "OEFit", "OutputErrorProblem",
+        "fit_output_error", "fit_output_error_many", "residual_inflation", "substep_schedule",
+        "whiteness",
+    ),
+    "._output_error": (
+        "SEED_INITIAL_GUESS", "identify_output_error", "identify_output_error_many",
+        "profile_interval",
+    ),
+    "._pipeline": (
+        "FREE", "FREE_NAMES", "Prepared", "StartState", "build_result", "capture_fit",
+        "decay_start_s", "first_defined_state", "noise_floor", "parameter_estimates",
+        "prepare", "regression_start", "release_state", "simulate_capture",
+    ),
+    "._registry": (
+        "GREY_BOX", "INTEGRAL", "METHODS", "OUTPUT_ERROR", "REGRESSION",
+        "SIMPLEX", "UAS", "Method", "identify",
+    ),
+    "._regression": (
+        "FrictionRegression", "friction_regression", "identify_regression", "reversal_mask",
+    ),
+    "._simplex": (
+        "identify_simplex",
+    ),
+    "._uas": (
+        "identify_uas",
+    ),
+    "._uas_run": (
+        "UASRun", "run_uas",
+    ),
+    "._uas_settings": (
+        "TABLE_II_UPPER", "TABLE_III_INITIAL_GUESS", "UASSettings",
+    ),
+    ".integral": (
+        "identify_integral",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_SEGMENT_S", "MIN_SEGMENT_S", "held_out_segments", "record_runs",
     "start_state",
     "LAWS_AUTO", "LAW_TERMS", "ChainData", "ChainFit", "ChainProblem", "Scale", "fit_chain",
     "fit_law", "identify_chain", "meaning", "result_params", "segment_fits", "validate_chain",
-    "DEFAULT_METHOD", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL", "LOG_BOUNDS", "METHODS",
+    "DEFAULT_METHOD", "METHOD_NAMES", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL", "LOG_BOUNDS",
+    "METHODS",
     "OUTPUT_ERROR", "REGRESSION", "SEED_INITIAL_GUESS", "SIMPLEX", "STRIBECK_RESTARTS",
     "TABLE_III_INITIAL_GUESS", "TABLE_II_UPPER", "UAS", "Experiment", "FrictionRegression",
     "InitialState", "JointRegression", "Method", "OEFit", "OutputErrorProblem", "Prepared",

@@ -11,6 +11,7 @@ from ._grey_box import METHOD as GREY_BOX
 from ._grey_box import identify_grey_box
 from ._multiple_shooting import METHOD as SHOOTING
 from ._multiple_shooting import identify_multiple_shooting
+from ._names import DEFAULT_METHOD, METHOD_NAMES
 from ._output_error import METHOD as OUTPUT_ERROR
 from ._output_error import identify_output_error
 from ._regression import METHOD as REGRESSION
@@ -39,7 +40,8 @@ METHODS: dict[str, Method] = {
     # release as it happens, the extra terms the data ask for
     SHOOTING: identify_multiple_shooting,
 }
-DEFAULT_METHOD = SHOOTING
+if tuple(sorted(METHODS)) != METHOD_NAMES or DEFAULT_METHOD != SHOOTING:
+    raise ImportError("identify.methods._names no longer lists the registry's methods")
 
 
 def identify(m: Measurement, method: str = DEFAULT_METHOD,

@@ -4,75 +4,142 @@ simulators and encoders) and the planar chain of the other rig kinds (_chain).
 The bottom of identify above the solvers: it imports no other identify subpackage.
 """
 
-from ._base import (
-    BASE_NAMES,
-    NORMALISED,
-    RIG_QUANTITIES,
-    base_parameters,
-    equivalent_rigs,
-    normalised,
-    rig_quantities,
-)
-from ._chain import (
-    CHAIN_FRICTION_TERMS,
-    chain_acceleration,
-    chain_energy,
-    chain_regressor,
-    chain_run,
-    chain_segments,
-    inertial_names,
-    inertial_normaliser,
-    joint_friction,
-    link_pairs,
-    unpack_inertial,
-)
-from ._chain_rig import RIG_KINDS, ChainParams, ChainRig, FrictionModel, parse_rig_kind
-from ._encoder import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
-from ._equations import (
-    N_COEFF,
-    RIG_LAYOUT,
-    acceleration,
-    acceleration_of,
-    bias_gravity,
-    coefficients,
-    extra_torque,
-    friction,
-    friction_torque,
-    inverse_dynamics,
-    mass_matrix,
-    total_energy,
-)
-from ._params import (
-    FRICTION_TERMS,
-    G_ACCEL,
-    JOINT_NAMES,
-    PARAM_NAMES,
-    FrictionParams,
-    RigParams,
-    joint_of,
-    joint_params,
-    param_index,
-    param_indices,
-    param_name,
-    term_of,
-)
-from ._realism import (
-    RIG_ERROR_FIELDS,
-    Realism,
-    Tremor,
-    encoder_counts,
-    hand_tremor,
-    lost_frames,
-    true_rig,
-)
-from ._segments import simulate_jobs
-from ._sensitivity import (
-    acceleration_derivatives,
-    coefficient_jacobian,
-    simulate_jobs_sensitivity,
-    simulate_sensitivity,
-)
-from ._simulate import simulate, simulate_batch, simulate_from, simulate_rk4, simulate_scheduled
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._base import (
+        BASE_NAMES,
+        NORMALISED,
+        RIG_QUANTITIES,
+        base_parameters,
+        equivalent_rigs,
+        normalised,
+        rig_quantities,
+    )
+    from ._chain import (
+        CHAIN_FRICTION_TERMS,
+        chain_acceleration,
+        chain_energy,
+        chain_regressor,
+        chain_run,
+        chain_segments,
+        inertial_names,
+        inertial_normaliser,
+        joint_friction,
+        link_pairs,
+        unpack_inertial,
+    )
+    from ._chain_rig import (
+        RIG_KINDS,
+        ChainParams,
+        ChainRig,
+        FrictionModel,
+        parse_rig_kind,
+    )
+    from ._encoder import (
+        COUNTS_PER_REV,
+        QUANTUM,
+        encoder_quantum,
+        to_counts,
+    )
+    from ._equations import (
+        N_COEFF,
+        RIG_LAYOUT,
+        acceleration,
+        acceleration_of,
+        bias_gravity,
+        coefficients,
+        extra_torque,
+        friction,
+        friction_torque,
+        inverse_dynamics,
+        mass_matrix,
+        total_energy,
+    )
+    from ._params import (
+        FRICTION_TERMS,
+        G_ACCEL,
+        JOINT_NAMES,
+        PARAM_NAMES,
+        FrictionParams,
+        RigParams,
+        joint_of,
+        joint_params,
+        param_index,
+        param_indices,
+        param_name,
+        term_of,
+    )
+    from ._realism import (
+        RIG_ERROR_FIELDS,
+        Realism,
+        Tremor,
+        encoder_counts,
+        hand_tremor,
+        lost_frames,
+        true_rig,
+    )
+    from ._segments import (
+        simulate_jobs,
+    )
+    from ._sensitivity import (
+        acceleration_derivatives,
+        coefficient_jacobian,
+        simulate_jobs_sensitivity,
+        simulate_sensitivity,
+    )
+    from ._simulate import (
+        simulate,
+        simulate_batch,
+        simulate_from,
+        simulate_rk4,
+        simulate_scheduled,
+    )
+
+_EXPORTS = {
+    "._base": (
+        "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
+        "normalised", "rig_quantities",
+    ),
+    "._chain": (
+        "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
+        "chain_run", "chain_segments", "inertial_names", "inertial_normaliser",
+        "joint_friction", "link_pairs", "unpack_inertial",
+    ),
+    "._chain_rig": (
+        "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind",
+    ),
+    "._encoder": (
+        "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "to_counts",
+    ),
+    "._equations": (
+        "N_COEFF", "RIG_LAYOUT", "acceleration", "acceleration_of", "bias_gravity",
+        "coefficients", "extra_torque", "friction", "friction_torque", "inverse_dynamics",
+        "mass_matrix", "total_energy",
+    ),
+    "._params": (
+        "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "FrictionParams",
+        "RigParams", "joint_of", "joint_params", "param_index", "param_indices", "param_name",
+        "term_of",
+    ),
+    "._realism": (
+        "RIG_ERROR_FIELDS", "Realism", "Tremor", "encoder_counts", "hand_tremor",
+        "lost_frames", "true_rig",
+    ),
+    "._segments": (
+        "simulate_jobs",
+    ),
+    "._sensitivity": (
+        "acceleration_derivatives", "coefficient_jacobian", "simulate_jobs_sensitivity",
+        "simulate_sensitivity",
+    ),
+    "._simulate": (
+        "simulate", "simulate_batch", "simulate_from", "simulate_rk4", "simulate_scheduled",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind",

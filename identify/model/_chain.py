@@ -41,36 +41,13 @@ import math
 import numpy as np
 from numba import njit
 
-#: Brown-McPhee terms of one joint, the columns of a friction array (n, 4)
-CHAIN_FRICTION_TERMS: tuple[str, ...] = ("Fc", "Fs", "vt", "b", "cd")
-
-
-def link_pairs(n: int) -> list[tuple[int, int]]:
-    """(i, j), i < j, 0-based, in seed 002's order mu_12, mu_13, ..., mu_1n, mu_23, ..."""
-    return [(i, j) for i in range(n) for j in range(i + 1, n)]
-
-
-def inertial_names(n: int) -> tuple[str, ...]:
-    """Names of theta~'s inertial part [mu_ij (i<j), kappa_i, nu_i]."""
-    return (tuple(f"mu{i + 1}{j + 1}" for i, j in link_pairs(n))
-            + tuple(f"kappa{i + 1}" for i in range(n)) + tuple(f"nu{i + 1}" for i in range(n)))
-
-
-def inertial_normaliser(n: int) -> int:
-    """Index in the inertial part of the parameter the others are divided by."""
-    return n if n == 1 else len(link_pairs(n)) - 1  # n = 1: [kappa1, nu1] -> nu1
-
-
-def unpack_inertial(theta: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(kappa (n,), mu (n, n) symmetric with a zero diagonal, nu (n,)) from theta~'s
-    inertial part, in any common unit."""
-    theta = np.asarray(theta, dtype=np.float64)
-    pairs = link_pairs(n)
-    mu = np.zeros((n, n))
-    for c, (i, j) in enumerate(pairs):
-        mu[i, j] = mu[j, i] = theta[c]
-    k = len(pairs)
-    return theta[k:k + n].copy(), mu, theta[k + n:k + 2 * n].copy()
+from ._chain_layout import (
+    CHAIN_FRICTION_TERMS,
+    inertial_names,
+    inertial_normaliser,
+    link_pairs,
+    unpack_inertial,
+)
 
 
 @njit(cache=True)

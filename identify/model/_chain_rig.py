@@ -15,10 +15,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._chain import (
+from ._chain_layout import (
     CHAIN_FRICTION_TERMS,
-    chain_run,
-    chain_segments,
     inertial_names,
     inertial_normaliser,
     link_pairs,
@@ -98,6 +96,8 @@ class ChainParams:
                  substeps: int | np.ndarray = 1) -> np.ndarray:
         """Angles of segments of lengths[s] samples dt apart, each from its state x0[s];
         substeps: RK4 steps per sample step, one count or one per output row."""
+        from ._chain import chain_segments  # compiled: loaded when first simulated
+
         kappa, mu, nu = unpack_inertial(self.inertial, self.links)
         lengths = np.asarray(lengths, dtype=np.int64)
         sub = np.broadcast_to(np.asarray(substeps, dtype=np.int64), (int(lengths.sum()),))
@@ -109,6 +109,8 @@ class ChainParams:
             substeps: int = 1) -> np.ndarray:
         """Angles (n_out, n) from the state x (row 0), dt apart; x is advanced in place to
         the last row's state."""
+        from ._chain import chain_run
+
         kappa, mu, nu = unpack_inertial(self.inertial, self.links)
         return chain_run(kappa, mu, nu, g_plane, np.ascontiguousarray(self.friction), x, n_out,
                          dt / substeps, substeps)
