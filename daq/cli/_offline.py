@@ -269,12 +269,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print()
     print(parameter_table(results))
     if args.plot:
+        from identify import DEFAULT_METHOD
         from identify.methods import run_uas
-        from identify.report import write_figures
+        from identify.report import summary_figure, write_figures
 
         if not any("initial_state" in r.diagnostics for r in results):
             results.append(identify(m, method="grey-box"))
-        paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m))
+        bar = ProgressBar("figures")
+        try:
+            paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m), progress=bar)
+            ref = next(r for r in results if "initial_state" in r.diagnostics)
+            best = next((r for r in results if r.method == DEFAULT_METHOD), ref)
+            paths.append(summary_figure(m, best, ref, Path(args.plot) /
+                                        f"fig9_summary_{best.method}.png"))
+        finally:
+            bar.close()
         for path in paths:
             print(f"wrote {path}")
     return 0

@@ -13,10 +13,10 @@ from ._compare import (
     parameter_table,
     table_v,
 )
-from ._plots import write_figures
+from ._plots import summary_figure, write_figures
 
 __all__ = [
     "ChainRow", "chain_table", "compare_chain", "plot_held_out",
     "SEED_TABLE_V_FIT", "SEED_TABLE_V_SECONDS", "compare_methods", "parameter_table", "table_v",
-    "write_figures",
+    "summary_figure", "write_figures",
 ]

@@ -78,9 +78,9 @@ def test_resume_without_an_id_takes_the_session_that_needs_it(archive, capfd):
 def test_quick_commands_load_no_compiler_no_optimiser(archive, args):
     # `hilrig --help` and `captures list` answer at once: they need neither the compiled
     # simulators (numba) nor the methods' optimisers (scipy.optimize) nor HDF5
-    probe = ("import sys\nfrom daq.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n"
-             "    pass\nheavy = [m for m in ('numba', 'scipy.optimize', 'h5py') "
-             "if m in sys.modules]\nprint('HEAVY', heavy)" % args)
+    probe = (f"import sys\nfrom daq.cli import main\ntry:\n    main({args!r})\n"
+             "except SystemExit:\n    pass\nheavy = [m for m in ('numba', 'scipy.optimize', "
+             "'h5py') if m in sys.modules]\nprint('HEAVY', heavy)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env=dict(os.environ), timeout=60)
     assert "HEAVY []" in done.stdout, done.stdout[-500:] + done.stderr[-2000:]

@@ -24,7 +24,8 @@ def test_compare_prints_table_v_for_every_method_and_writes_figures(short_captur
     for name in METHODS:
         assert any(line.startswith(name + " ") for line in table), name
     assert any(line.startswith("UAS (seed)") for line in table)
-    for name in ("fig4_uas_error_gain", "fig5_uas_parameters", "fig6_responses", "fig7_spectra"):
+    for name in ("fig4_uas_error_gain", "fig5_uas_parameters", "fig6_responses", "fig7_spectra",
+                 "fig8_residuals", "fig9_summary_shooting"):
         png = tmp_path / "fig" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 

@@ -41,7 +41,8 @@ def test_parameter_table_shows_assumed_values_in_parentheses(results):
 
 def test_figures_are_written(short_capture, results, tmp_path):
     paths = write_figures(short_capture, results, tmp_path)
-    assert [p.name for p in paths] == ["fig6_responses.png", "fig7_spectra.png"]
+    assert [p.name for p in paths] == ["fig6_responses.png", "fig7_spectra.png",
+                                       "fig8_residuals.png"]
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
