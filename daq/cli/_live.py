@@ -30,6 +30,7 @@ from ..runtime import (
 from ..storage import Catalog, SessionRow
 from ._catalog import open_catalog, pid_alive
 from ._progress import session_progress_printer
+from ._status import StatusLine, rig_status_text
 from ._usage import Stopped, UsageError, quiet, settings_of
 from ._wiring import bridge_source, sim_source, wired
 
@@ -37,11 +38,25 @@ __all__ = ["cmd_cmd", "cmd_monitor", "cmd_run", "cmd_serve",
            "cmd_session_resume", "cmd_session_start", "cmd_worker"]
 
 
+_STATUS: list[StatusLine] = []
+
+
+def _status() -> StatusLine:
+    """The terminal's status display (a live line on a TTY, none with --quiet)."""
+    if not _STATUS:
+        _STATUS.append(StatusLine(tty=False) if quiet() else StatusLine())
+    return _STATUS[0]
+
+
 def say(text: str) -> None:
     # --quiet keeps what a lab reads the next morning: results, failures, how a session ended
     if quiet() and not text.startswith(("result ", "session ")) and "fail" not in text:
         return
-    print(text, flush=True)
+    _status().say(text)
+
+
+def _show_rig(status: dict[str, Any]) -> None:
+    _status().show("rig", rig_status_text(status))
 
 
 # -- run ----------------------------------------------------------------------------------
@@ -60,9 +75,12 @@ async def _run(settings: Settings, source: Any, args: argparse.Namespace) -> int
     async with wired(settings, source, say) as rig:
         with Catalog.open(Path(settings.storage.directory)) as catalog:
             run = PlainRun(settings, rig.source, rig.courier, captures=args.captures,
-                           method=args.method, say=say, catalog=catalog)
+                           method=args.method, say=say, catalog=catalog, on_status=_show_rig)
             run.register_commands(rig.router)
-            report = await run.run()
+            try:
+                report = await run.run()
+            finally:
+                _status().close()
     return 1 if report.failed else 0
 
 
@@ -179,11 +197,19 @@ async def _session(settings: Settings, session_id: str) -> int:
                   else sim_source(settings, paced=plan.paced, pose_deg=plan.pose(1),
                                   auto_release=False))
         async with wired(settings, source, say, banner=f"hilrig: session {session_id},") as rig:
+            status = _status()
+            # on a terminal the session's progress is part of the live line; piped, a line
+            # per change
+            progress = session_progress_printer(
+                say, live=(lambda text: status.show("session", text)) if status.tty else None)
             session = SessionRun(settings, rig.source, rig.courier, plan=plan, catalog=cat,
                                  session_id=session_id, releaser=releaser_for(plan, rig.source),
-                                 say=say, on_progress=session_progress_printer(say))
+                                 say=say, on_progress=progress, on_status=_show_rig)
             session.register_commands(rig.router)
-            await session.run()
+            try:
+                await session.run()
+            finally:
+                status.close()
         row = cat.session(session_id)
     if row.status in ("stopped", "failed"):
         say(f"session {session_id} {row.status} ({row.reason}); `hilrig session resume "

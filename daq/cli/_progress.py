@@ -72,12 +72,16 @@ class ProgressBar:
         self.stream.flush()
 
 
-def session_progress_printer(say: Callable[[str], None]) -> Callable[[dict[str, Any]], None]:
+def session_progress_printer(say: Callable[[str], None],
+                             live: Callable[[str], None] | None = None
+                             ) -> Callable[[dict[str, Any]], None]:
+    """A session's progress: a line per change (counts or state) with say, or, with
+    `live`, the text of a status line kept up to date."""
     last: list[tuple[Any, ...]] = []
 
     def show(p: dict[str, Any]) -> None:
         key = (p["state"], p["done"], p["failed"], p["timeout"], p["interrupted"])
-        if last and last[-1] == key:
+        if live is None and last and last[-1] == key:
             return
         last[:] = [key]
         planned = p["planned"]
@@ -88,9 +92,9 @@ def session_progress_printer(say: Callable[[str], None]) -> Callable[[dict[str, 
         else:
             bar = f"{p['done']} done (until {p['until_utc']})"
         eta = "" if p["eta_s"] is None else f", ETA {duration_text(p['eta_s'])}"
-        say(f"progress {bar}, {p['failed']} failed, {p['timeout']} timed out, "
-            f"{p['interrupted']} interrupted, {p['in_flight']} identifying{eta}, "
-            f"{p['rss_mb']:.0f} MB ({p['state']})")
+        (live or say)(f"progress {bar}, {p['failed']} failed, {p['timeout']} timed out, "
+                      f"{p['interrupted']} interrupted, {p['in_flight']} identifying{eta}, "
+                      f"{p['rss_mb']:.0f} MB ({p['state']})")
 
     return show
 

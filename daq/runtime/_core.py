@@ -54,7 +54,8 @@ class RunCore:
                  capture_path: Callable[[str], Path],
                  extras: Callable[[Capture], dict[str, Any]] | None = None,
                  ids: Callable[[str | None], dict[str, Any]] | None = None,
-                 armed: bool = True, pool: IdentificationPool | None = None) -> None:
+                 armed: bool = True, pool: IdentificationPool | None = None,
+                 on_status: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.engine = AcquisitionEngine(
             source, rig=settings.rig, trigger=settings.trigger, ring_s=settings.ring.seconds,
             telemetry_hz=settings.mqtt.telemetry_hz if courier is not None else 0.0,
@@ -72,6 +73,8 @@ class RunCore:
         if offload is not None:
             offload.finisher = self.finisher
         self.say = say
+        # the rig's state for a live status line: recording (capture, seconds, samples), idle
+        self.on_status = on_status or (lambda status: None)
         self.capture_path = capture_path
         self.extras = extras or (lambda capture: {})
         self._documents: dict[str, int] = {}  # capture id -> lifecycle documents so far
@@ -116,12 +119,16 @@ class RunCore:
         elif isinstance(event, CaptureStarted):
             self.say(f"capture {event.capture_id}: release detected")
             self.publication.status("capturing")
+            self.on_status({"state": "recording", "capture_id": event.capture_id,
+                            "duration_s": 0.0, "samples": 0})
             trig = event.trigger
             self._document(event.capture_id, "start", trigger_index=trig.trigger_index,
                            onset_index=trig.onset_index, release_estimate=trig.release_estimate)
         elif isinstance(event, CaptureProgress):
             self._document(event.capture_id, "progress", samples=event.samples,
                            duration_s=event.duration_s)
+            self.on_status({"state": "recording", "capture_id": event.capture_id,
+                            "duration_s": event.duration_s, "samples": event.samples})
         elif isinstance(event, CaptureTaken):
             return self._taken(event)
         elif isinstance(event, CaptureAborted):
@@ -130,6 +137,7 @@ class RunCore:
                            reason="aborted by command")
             self._documents.pop(event.capture_id, None)
             self.publication.status("idle")
+            self.on_status({"state": "idle"})
         return None
 
     def _taken(self, event: CaptureTaken) -> CaptureOutcome:
@@ -141,6 +149,7 @@ class RunCore:
         summary.update(self.extras(capture))
         outcome = self.finisher.finish(capture, path, summary)
         self.publication.status("idle")
+        self.on_status({"state": "idle"})
         return outcome
 
     def _document(self, capture_id: str, document: str, **fields: Any) -> None:

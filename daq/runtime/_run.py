@@ -40,8 +40,8 @@ class PlainRun:
     def __init__(self, settings: Settings, source: Source, courier: Courier | None, *,
                  captures: int | None = None, method: str | None = None,
                  say: Callable[[str], None] | None = None,
-                 pool: IdentificationPool | None = None, catalog: Catalog | None = None
-                 ) -> None:
+                 pool: IdentificationPool | None = None, catalog: Catalog | None = None,
+                 on_status: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.settings = settings
         self.source = source
         self.captures = captures
@@ -51,7 +51,7 @@ class PlainRun:
         self.core = RunCore(settings, source, courier, self,
                             methods=[method or settings.identify.method], say=self.say,
                             capture_path=lambda cid: plain_capture_path(self.directory, cid),
-                            pool=pool)
+                            pool=pool, on_status=on_status)
         self.engine = self.core.engine
         self.ledger = CatalogLedger(catalog) if catalog is not None else None
         archive = (CatalogArchive(catalog, self.directory) if catalog is not None

@@ -82,7 +82,8 @@ class SessionRun:
                  plan: SessionPlan, catalog: Catalog, session_id: str, releaser: Releaser,
                  say: Callable[[str], None] | None = None,
                  on_progress: Callable[[dict[str, Any]], None] | None = None,
-                 pool: IdentificationPool | None = None) -> None:
+                 pool: IdentificationPool | None = None,
+                 on_status: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.settings, self.source, self.plan = settings, source, plan
         self.catalog, self.session_id, self.releaser = catalog, session_id, releaser
         self.ledger = CatalogLedger(catalog, session_id)
@@ -94,7 +95,7 @@ class SessionRun:
         # armed only at each release request, near its pose
         self.core = RunCore(settings, source, courier, self, methods=list(plan.methods),
                             say=self.say, capture_path=self.capture_path, extras=self._extras,
-                            ids=self._ids, armed=False, pool=pool)
+                            ids=self._ids, armed=False, pool=pool, on_status=on_status)
         self.engine, self.publication = self.core.engine, self.core.publication
         self.finisher = self.core.finisher
         self.reidentifier = Reidentifier(
