@@ -85,3 +85,13 @@ def test_the_container_installs_every_package_and_runs_hilrig():
         assert f"COPY {pattern.rstrip('*')} ./{pattern.rstrip('*')}" in text
     assert re.search(r'^ENTRYPOINT \["hilrig"\]', text, re.M)
     assert re.search(r"^USER hilrig", text, re.M)
+
+
+def test_the_readme_stands_alone():
+    # a reader of the repository alone can follow every link and reference in the README
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "../" not in readme and "closing note" not in readme
+    root = Path(__file__).resolve().parents[1]
+    for target in re.findall(r"\]\(([^)#]+)\)", readme):
+        if "://" not in target:
+            assert (root / target).exists(), target

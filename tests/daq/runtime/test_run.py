@@ -202,6 +202,8 @@ def test_without_a_broker_the_service_starts_an_embedded_one(tmp_path):
     assert "Traceback" not in done.stderr and "ERROR" not in done.stderr, done.stderr[-3000:]
     assert "v5" not in done.stderr and "Invalid connection" not in done.stderr
     assert f"published hilrig/{rig_id}/result/" in done.stdout
+    # a capture's documents (one a second while it records) are not echoed to the terminal
+    assert f"published hilrig/{rig_id}/capture/" not in done.stdout
     assert len(list((tmp_path / "data").glob("*.h5"))) == 1
 
 
