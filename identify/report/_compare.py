@@ -23,20 +23,27 @@ def compare_methods(m: Measurement, methods: list[str] | None = None,
     names = methods or list(METHODS)
     results = []
     for i, name in enumerate(names):
+        sub = None
         if progress:
             progress(i / len(names), name)
-        results.append(_run_or_explain(name, m))
+
+            def sub(f: float, msg: str = "", i: int = i, name: str = name) -> None:
+                # inside a long method, not only between them
+                progress((i + min(max(f, 0.0), 1.0)) / len(names), f"{name}: {msg}")
+
+        results.append(_run_or_explain(name, m, sub))
     if progress:
         progress(1.0, "done")
     return results
 
 
-def _run_or_explain(name: str, m: Measurement) -> IdentificationResult:
+def _run_or_explain(name: str, m: Measurement, progress: Progress | None = None
+                    ) -> IdentificationResult:
     """The method's result; if the method cannot take this capture (it says why with a
     ValueError), a row of its own saying so, so one method never takes the table down."""
     t0 = time.perf_counter()
     try:
-        return METHODS[name](m)
+        return METHODS[name](m, progress)
     except ValueError as exc:
         why = f"could not run on this capture: {exc}"
         return IdentificationResult.of_measurement(
