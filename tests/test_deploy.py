@@ -95,3 +95,21 @@ def test_the_readme_stands_alone():
     for target in re.findall(r"\]\(([^)#]+)\)", readme):
         if "://" not in target:
             assert (root / target).exists(), target
+
+
+def test_the_readme_command_summary_names_every_option_of_every_command():
+    from daq.cli._parser import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme[readme.index("## Commands"):]
+    block = block[:block.index("```", block.index("```") + 3)]
+    commands = next(a for a in build_parser()._actions if a.__class__.__name__ ==
+                    "_SubParsersAction")
+    missing = []
+    for name, parser in commands.choices.items():
+        nested = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+        for sub, p in (nested[0].choices.items() if nested else [("", parser)]):
+            missing += [f"{name} {sub} {o}".replace("  ", " ") for a in p._actions
+                        for o in a.option_strings
+                        if o.startswith("--") and o != "--help" and o not in block]
+    assert not missing, missing
