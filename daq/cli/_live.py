@@ -41,10 +41,11 @@ __all__ = ["cmd_cmd", "cmd_monitor", "cmd_run", "cmd_serve",
 _STATUS: list[StatusLine] = []
 
 
-def _status() -> StatusLine:
-    """The terminal's status display (a live line on a TTY, none with --quiet)."""
-    if not _STATUS:
-        _STATUS.append(StatusLine(tty=False) if quiet() else StatusLine())
+def _status(fresh: bool = False) -> StatusLine:
+    """The terminal's status display (a live line on a TTY, none with --quiet); fresh: a
+    new one for a command starting (main may run several in one process)."""
+    if fresh or not _STATUS:
+        _STATUS[:] = [StatusLine(tty=False) if quiet() else StatusLine()]
     return _STATUS[0]
 
 
@@ -68,6 +69,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     source = (bridge_source(settings, args.port) if args.port
               else sim_source(settings, paced=not args.unpaced))
+    _status(fresh=True)
     return asyncio.run(_run(settings, source, args))
 
 
@@ -169,6 +171,7 @@ def _needs_resuming(cat: Catalog) -> SessionRow:
 
 def _run_session_foreground(settings: Settings, session_id: str) -> int:
     stopped: list[bool] = []
+    _status(fresh=True)
 
     async def main() -> int:
         task = asyncio.current_task()

@@ -23,11 +23,15 @@ class StatusLine:
     REDRAW_S = 0.25
 
     def __init__(self, stream: TextIO | None = None, tty: bool | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stdout
+        self._stream = stream  # None: the sys.stdout in use at each write
         self.tty = self.stream.isatty() if tty is None else tty
         self.parts: dict[str, str] = {}
         self._drawn = False
         self._last = 0.0
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream if self._stream is not None else sys.stdout
 
     def say(self, text: str) -> None:
         self._clear()

@@ -58,3 +58,15 @@ def test_a_run_on_a_terminal_shows_the_capture_recording_live(tmp_path):
     text = out.decode(errors="replace")
     assert "\r\x1b[Krecording " in text and " samples" in text
     assert "result " in text.split("recording ")[-1]  # the result stays, after the live line
+
+
+@pytest.mark.timeout(240)
+def test_each_command_run_in_one_process_writes_to_its_own_output(tmp_path, monkeypatch):
+    from .test_cli import run_main
+
+    monkeypatch.setenv("HILRIG_STORAGE__DIRECTORY", str(tmp_path / "archive"))
+    monkeypatch.setenv("HILRIG_MQTT__RIG_ID", f"status-inproc-{os.getpid()}")
+    monkeypatch.setenv("HILRIG_IDENTIFY__METHOD", "regression")
+    outputs = [run_main("run", "--sim", "--unpaced", "--captures", "1") for _ in range(2)]
+    for rc, out in outputs:
+        assert rc == 0 and out.count("result ") == 1, out
