@@ -12,6 +12,8 @@ nothing: the rig sends the job to another after its timeout.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -65,35 +67,43 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
         async with client:
             await client.subscribe(worker_jobs(name), qos=1)
             await client.publish(worker_ready(name), ready, qos=1, retain=True)
-            say(f"hilrig worker {name}: waiting for jobs on {host}:{port} "
-                f"({worker_jobs(name)})")
-            async for message in client.messages:
-                try:
-                    job = JobPayload.model_validate_json(bytes(message.payload))
-                    data = job.file_bytes()
-                except ValueError as exc:
-                    say(f"worker: bad job on {message.topic.value}: {str(exc).splitlines()[0]}")
-                    client._client.ack(message.mid, 1)  # noqa: SLF001 - never retried
-                    continue
-                say(f"job {job.capture_id} (attempt {job.attempt}): identifying "
-                    f"{', '.join(job.methods)}")
-                with tempfile.TemporaryDirectory(prefix="hilrig-job-") as tmp:
-                    path = Path(tmp) / "capture.h5"
-                    path.write_bytes(data)
-                    for method in job.methods:
-                        if method not in METHODS:
-                            say(f"job {job.capture_id}: unknown method {method!r}, skipped")
-                            continue
-                        result = await pool.identify(path, method)
-                        await _publish(client, job, result, name)
-                        say(f"job {job.capture_id}: {method} done "
-                            f"({result.compute_seconds:.2f} s)")
-                client._client.ack(message.mid, 1)  # noqa: SLF001
-                done += 1
-                if max_jobs is not None and done >= max_jobs:
-                    break
-                await client.publish(worker_ready(name), ready, qos=1, retain=True)
-            await client.publish(worker_ready(name), b"", qos=1, retain=True)  # leaving
+            try:
+                say(f"hilrig worker {name}: waiting for jobs on {host}:{port} "
+                    f"({worker_jobs(name)})")
+                async for message in client.messages:
+                    try:
+                        job = JobPayload.model_validate_json(bytes(message.payload))
+                        data = job.file_bytes()
+                    except ValueError as exc:
+                        first = str(exc).splitlines()[0]
+                        say(f"worker: bad job on {message.topic.value}: {first}")
+                        client._client.ack(message.mid, 1)  # noqa: SLF001 - never retried
+                        continue
+                    say(f"job {job.capture_id} (attempt {job.attempt}): identifying "
+                        f"{', '.join(job.methods)}")
+                    with tempfile.TemporaryDirectory(prefix="hilrig-job-") as tmp:
+                        path = Path(tmp) / "capture.h5"
+                        path.write_bytes(data)
+                        for method in job.methods:
+                            if method not in METHODS:
+                                say(f"job {job.capture_id}: unknown method {method!r}, skipped")
+                                continue
+                            result = await pool.identify(path, method)
+                            await _publish(client, job, result, name)
+                            say(f"job {job.capture_id}: {method} done "
+                                f"({result.compute_seconds:.2f} s)")
+                    client._client.ack(message.mid, 1)  # noqa: SLF001
+                    done += 1
+                    if max_jobs is not None and done >= max_jobs:
+                        break
+                    await client.publish(worker_ready(name), ready, qos=1, retain=True)
+            finally:
+                # leaving, however (the end of max_jobs, Ctrl-C, a service manager's stop):
+                # a clean disconnect sends no last will, so "ready" is emptied here, or rigs
+                # would keep sending jobs to a worker that is gone
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(client.publish(
+                        worker_ready(name), b"", qos=1, retain=True)), 2.0)
     except aiomqtt.MqttError as exc:
         raise ConnectionError(f"worker: MQTT broker at {host}:{port}: {exc}") from None
     finally:

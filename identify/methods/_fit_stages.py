@@ -93,8 +93,10 @@ def cubic_state(t: np.ndarray, q: np.ndarray, window_s: float) -> np.ndarray:
     """(angles, velocities) at t[0] from a cubic fitted to the samples within window_s of
     it (at least 5): noise-robust where a difference quotient is not."""
     k = max(5, int(np.searchsorted(t, t[0] + window_s)))
-    coef = np.polynomial.polynomial.polyfit(t[:k] - t[0], q[:k], min(3, k - 2))
-    return np.concatenate([coef[0], coef[1]])
+    tt = t[:k] - t[0]
+    # per joint, numpy.polyfit: the arithmetic the Furuta fit's Monte Carlo was measured with
+    coef = [np.polyfit(tt, q[:k, j], min(3, k - 2)) for j in range(q.shape[1])]
+    return np.array([c[-1] for c in coef] + [c[-2] for c in coef])
 
 
 def joint_inflation(residuals: np.ndarray) -> float:
@@ -109,7 +111,9 @@ def schwarz_bic(residual_rms: np.ndarray, points: int, parameters: int) -> float
     parameters the models being compared do not share (every model fitted on the same
     segments has the same segment states)."""
     rms = np.asarray(residual_rms, dtype=np.float64)
-    return float(np.sum(points * np.log(rms ** 2)) + parameters * math.log(points * rms.size))
+    rss = points * rms ** 2  # as RSS / n, the arithmetic model choices were measured with
+    return float(np.sum(points * np.log(rss / points))
+                 + parameters * math.log(points * rms.size))
 
 
 def log_interval(log_value: float, log_sd: float) -> tuple[float, tuple[float, float]]:

@@ -89,6 +89,7 @@ async def test_a_job_no_worker_takes_is_reported_then_identified_here(tmp_path):
                HILRIG_IDENTIFY__OFFLOAD="true", HILRIG_IDENTIFY__WORKER_WAIT_S="8",
                HILRIG_IDENTIFY__METHOD="regression")
     events: list[tuple[float, dict]] = []
+    await _no_worker_ready()  # the precondition: none announced (a dead one's word included)
     async with aiomqtt.Client("127.0.0.1", 1883) as client:
         await client.subscribe(f"hilrig/{rig_id}/events", qos=1)
 
@@ -113,3 +114,56 @@ async def test_a_job_no_worker_takes_is_reported_then_identified_here(tmp_path):
     assert notice and notice[0][0] - written < 10.0, text[-2000:]
     assert "no worker has taken its job" in text and "identifying it here" in text
     assert "result " in text.split("identifying it here")[1]  # identified here after all
+
+
+async def _ready_workers() -> dict[str, bytes]:
+    """The retained ready announcements on the broker now."""
+    import asyncio
+
+    import aiomqtt
+
+    found: dict[str, bytes] = {}
+    async with aiomqtt.Client("127.0.0.1", 1883) as client:
+        await client.subscribe("hilrig-workers/ready/+", qos=1)
+        try:
+            async with asyncio.timeout(1.0):
+                async for message in client.messages:
+                    if message.payload:
+                        found[message.topic.value] = bytes(message.payload)
+        except TimeoutError:
+            pass
+    return found
+
+
+async def _no_worker_ready() -> None:
+    import aiomqtt
+
+    stale = await _ready_workers()
+    async with aiomqtt.Client("127.0.0.1", 1883) as client:
+        for topic in stale:
+            await client.publish(topic, b"", qos=1, retain=True)
+
+
+@pytest.mark.fault(injected="workers: a worker stopped by SIGTERM or Ctrl-C",
+                   expected="its ready announcement emptied: no job goes to a worker that is gone")
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_a_worker_that_is_stopped_takes_back_its_ready_announcement(tmp_path, sig):
+    import asyncio
+
+    env = dict(os.environ, HILRIG_MQTT__URL="mqtt://127.0.0.1:1883")
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen([*HILRIG, "worker"], env=env, stdout=open(log, "w"),
+                              stderr=subprocess.STDOUT)
+    try:
+        async with asyncio.timeout(60):
+            while "waiting for jobs" not in log.read_text():
+                await asyncio.sleep(0.1)
+        name = re.search(r"hilrig worker (\S+):", log.read_text()).group(1)
+        assert f"hilrig-workers/ready/{name}" in await _ready_workers()
+        worker.send_signal(sig)
+        assert worker.wait(timeout=30) == (143 if sig == signal.SIGTERM else 130)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert f"hilrig-workers/ready/{name}" not in await _ready_workers(), log.read_text()
