@@ -137,7 +137,8 @@ def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START
 def _segment_states(d: Decimated, seg: Segments) -> np.ndarray:
     """Each segment's start state from a cubic fit to its first 0.1 s (noise-robust)."""
     k = d.grid - d.grid[0]
-    return np.array([cubic_state(d.t[r:], d.q[r:], START_WINDOW_S)
+    # times from the grid index (k h), as the Monte Carlo of bench_coverage was measured
+    return np.array([cubic_state((k[r:] - k[r]) * d.h, d.q[r:], START_WINDOW_S)
                      for r in np.searchsorted(k, seg.start)])
 
 
