@@ -118,11 +118,8 @@ def _responses_figure(plt: Any, m: Measurement, sims: Simulations, outdir: Path)
                 rows, s = sim
                 ax[j].plot(t[rows], s[:, j] * deg, lw=0.8, label=method)
         ax[j].set_ylabel(f"{name} (deg)")
-    ax[0].legend(fontsize=8, ncol=3)
-    ax[1].set_xlabel("time (s)")
-    fig.suptitle("Measured and identified responses (seed 000 Fig. 6)")
-    _absent(fig, sims)
-    return _save(fig, outdir / "fig6_responses.png", plt)
+    return _finish(plt, fig, ax, "time (s)", "Measured and identified responses (seed 000 "
+                   "Fig. 6)", sims, outdir / "fig6_responses.png")
 
 
 def _span(sims: Simulations) -> np.ndarray | None:
@@ -159,12 +156,9 @@ def _spectra_figure(plt: Any, m: Measurement, sims: Simulations, outdir: Path) -
         ax[j].set_xlim(0, 5)
         ax[j].set_ylim(peak * 1e-5, peak * 2)  # five decades: what a fit can be judged on
         ax[j].set_ylabel(f"{name} amplitude (rad)")
-    ax[0].legend(fontsize=8, ncol=3)
-    ax[1].set_xlabel("frequency (Hz)")
     t0 = float(m.t[rows[0]])
-    fig.suptitle(f"Amplitude spectra from the release at {t0:.2f} s (seed 000 Fig. 7)")
-    _absent(fig, sims)
-    return _save(fig, outdir / "fig7_spectra.png", plt)
+    return _finish(plt, fig, ax, "frequency (Hz)", f"Amplitude spectra from the release at "
+                   f"{t0:.2f} s (seed 000 Fig. 7)", sims, outdir / "fig7_spectra.png")
 
 
 def _residuals_figure(plt: Any, m: Measurement, sims: Simulations, outdir: Path) -> Path:
@@ -179,11 +173,8 @@ def _residuals_figure(plt: Any, m: Measurement, sims: Simulations, outdir: Path)
                            label=method)
         ax[j].axhline(0.0, color="k", lw=0.5)
         ax[j].set_ylabel(f"{name} residual (deg)")
-    ax[0].legend(fontsize=8, ncol=3)
-    ax[1].set_xlabel("time (s)")
-    fig.suptitle("Residuals: measured minus each method's simulated response")
-    _absent(fig, sims)
-    return _save(fig, outdir / "fig8_residuals.png", plt)
+    return _finish(plt, fig, ax, "time (s)", "Residuals: measured minus each method's "
+                   "simulated response", sims, outdir / "fig8_residuals.png")
 
 
 def summary_figure(m: Measurement, result: IdentificationResult, ref: IdentificationResult,
@@ -229,6 +220,16 @@ def summary_figure(m: Measurement, result: IdentificationResult, ref: Identifica
                  f"{result.capture_seconds:.1f} s at {result.sample_rate_hz:g} Hz, computed in "
                  f"{result.compute_seconds:.2f} s")
     path.parent.mkdir(parents=True, exist_ok=True)
+    return _save(fig, path, plt)
+
+
+def _finish(plt: Any, fig: Any, ax: Any, xlabel: str, title: str, sims: Simulations,
+            path: Path) -> Path:
+    """A per-joint figure's legend, axis label, title and note of the methods not drawn."""
+    ax[0].legend(fontsize=8, ncol=3)
+    ax[1].set_xlabel(xlabel)
+    fig.suptitle(title)
+    _absent(fig, sims)
     return _save(fig, path, plt)
 
 
