@@ -162,7 +162,7 @@ def _needs_resuming(cat: Catalog) -> SessionRow:
     """The one session that waits to be resumed (not done, no live process), or the
     newest if none does; several: a usage error listing them."""
     waiting = [r for r in cat.sessions()
-               if r.status not in ("done",) and not (r.status == "running" and pid_alive(r.pid))]
+               if r.status != "done" and not (r.status == "running" and pid_alive(r.pid))]
     if len(waiting) > 1:
         raise UsageError("several sessions can be resumed; name one: " + ", ".join(
             f"{r.session_id} ({r.status})" for r in waiting))

@@ -138,9 +138,7 @@ def drag_score(fit: ChainFit, step: float = 1e-6) -> float:
         zk = z.copy()
         zk[k] += step
         columns[:, c] = (richer.residuals(zk) - fit.residuals) / step * w
-    jac = BlockJacobian(fit.jac.dense * w[:, None],
-                        [(a, b, blk * w[a:b, None]) for a, b, blk in fit.jac.blocks])
-    return score(jac, fit.residuals * w, columns)
+    return score(fit.jac.rows_scaled(w), fit.residuals * w, columns)
 
 
 def _next_start(fit: ChainFit, law: str) -> ChainParams:
@@ -185,11 +183,10 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
         say(0.6 * k / len(laws), f"fitting {law} friction")
         if base is not None:
             start, states = _next_start(base, law), base.problem.states(base.z)
-        # every law on the way, chosen by name or to be ranked, is fitted as far: from a
-        # Coulomb fit cut short a triple pendulum's v_t ran off to its bound
-        # the laws without Stribeck's terms are ranked on the thinned record; those with
-        # them need the full rate (on steps of 4 ms, a double pendulum's v_t ran off to
-        # 1e-3 rad/s, a valley the full-rate refinement did not leave)
+        # every law on the way, named or ranked, is fitted as far (from a Coulomb fit cut
+        # short a triple pendulum's v_t ran off to its bound); laws without Stribeck's
+        # terms on the thinned record, those with them at the full rate (on 4 ms steps a
+        # double pendulum's v_t ran off to 1e-3 rad/s, a valley the refinement kept)
         fit = fit_law(data if "vt" in LAW_TERMS[law] else scout, states, start, law,
                       max_iter=SCOUT_ITERATIONS, sigma_tol=SCOUT_SIGMA_TOL)
         fits.append(_at_full_rate(fit, data))

@@ -43,8 +43,7 @@ def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
     rows = np.zeros(jac.shape[0])
     rows[:problem.n_data] = w
     rows[problem.n_data:] = 1.0
-    scaled = BlockJacobian(jac.dense * rows[:, None],
-                       [(a, b, blk * w[a:b, None]) for a, b, blk in jac.blocks])
+    scaled = jac.rows_scaled(rows)
     return score(scaled, np.concatenate([r, r_full[problem.n_data:]]),
                  np.concatenate([jd, np.zeros(jac.shape[0] - jd.size)])[:, None])
 

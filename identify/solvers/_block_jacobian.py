@@ -49,6 +49,11 @@ class BlockJacobian:
             out[c:c + w, c:c + w] = blk.T @ blk
         return out
 
+    def rows_scaled(self, w: np.ndarray) -> BlockJacobian:
+        """diag(w) J: each row weighed by w (e.g. another variance per joint)."""
+        return BlockJacobian(self.dense * w[:, None],
+                             [(a, b, blk * w[a:b, None]) for a, b, blk in self.blocks])
+
     def rmatvec(self, r: np.ndarray) -> np.ndarray:
         """J^T r."""
         out = np.empty(self.shape[1])
