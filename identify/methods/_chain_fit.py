@@ -27,7 +27,7 @@ import numpy as np
 
 from .._progress import Progress, no_progress
 from ..model import ChainParams, ChainRig
-from ..results import fit_percent
+from ..results import Response, fit_percent, response_of
 from ..signal import Record
 from ..solvers import BlockJacobian, levenberg_marquardt
 from ._chain_data import (
@@ -248,19 +248,22 @@ def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, ob
 
 
 def segment_fits(fit: ChainFit, names: Sequence[str]
-                 ) -> tuple[np.ndarray, list[dict[str, object]]]:
-    """Fit per joint (seed 000 eq. 53) over all segments, and each segment's own."""
+                 ) -> tuple[np.ndarray, list[dict[str, object]], Response]:
+    """Fit per joint (seed 000 eq. 53) over all segments, each segment's own, and the
+    response drawn from the segments."""
     d = fit.problem.data
     sim = fit.problem.simulate(fit.z)
     rows = d.bounds
     per: list[dict[str, object]] = []
+    pieces = []
     for s in range(d.lengths.size):
         a, b = rows[s], rows[s + 1]
+        pieces.append((d.t_start[s] + np.arange(b - a) * d.dt, d.q[a:b], sim[a:b]))
         per.append({"span_s": [round(float(d.t_start[s]), 4),
                                round(float(d.t_start[s] + (b - a - 1) * d.dt), 4)],
                     "fit_percent": {n: round(float(x), 3) for n, x in
                                     zip(names, fit_percent(sim[a:b], d.q[a:b]), strict=True)}})
-    return fit_percent(sim, d.q), per
+    return fit_percent(sim, d.q), per, response_of(pieces, names)
 
 
 __all__ = ["LAWS_AUTO", "LAW_TERMS", "ChainFit", "fit_chain", "fit_law", "segment_fits"]

@@ -164,7 +164,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
     fit, tried, skipped = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
                            progress=progress)
     elapsed = time.perf_counter() - t0
-    whole, per_segment = segment_fits(fit, rig.joint_names)
+    whole, per_segment, response = segment_fits(fit, rig.joint_names)
     parameters = _parameters(fit, tried)
     d = fit.problem.data
     names = rig.joint_names
@@ -196,7 +196,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
                                                         record.rate_hz),
         capture_seconds=record.duration_s, sample_rate_hz=record.rate_hz,
         samples=int(record.angles.shape[0]), lost_samples=record.lost_samples,
-        tilt_deg=rig.tilt_deg, diagnostics=diagnostics)
+        tilt_deg=rig.tilt_deg, diagnostics=diagnostics, response=response)
 
 
 def result_params(result: IdentificationResult) -> ChainParams:

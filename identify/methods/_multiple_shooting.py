@@ -38,7 +38,7 @@ from ..model import (
     equivalent_rigs,
     simulate_from,
 )
-from ..results import IdentificationResult, ParameterEstimate, fit_percent
+from ..results import IdentificationResult, ParameterEstimate, Response, fit_percent, response_of
 from ..signal import Decimated, Measurement, decimate, motion_start
 from ..solvers import levenberg_marquardt
 from ._fit_stages import (
@@ -469,17 +469,17 @@ def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _stitched_fit(m: Measurement, fit: ShootingFit) -> tuple[dict[str, float | None],
-                                                             list[dict[str, Any]]]:
+def _stitched_fit(m: Measurement, fit: ShootingFit
+                  ) -> tuple[dict[str, float | None], list[dict[str, Any]], Response]:
     """Seed 000 eq. 53 over the capture, each segment simulated at the capture's rate from
-    its own state over its own span; and per segment."""
+    its own state over its own span; per segment; and the response drawn from them."""
     p = fit.problem
     rig, fr = equivalent_rigs(p.u_of(fit.z[:p.n_global]))
     states = p.states(fit.z)
     t = m.t
     t_end = [float(p.seg_t0[s + 1]) if s + 1 < p.seg.count else float(t[-1]) + 1.0
              for s in range(p.seg.count)]
-    sims, meas, per_segment = [], [], []
+    sims, meas, per_segment, times = [], [], [], []
     for s in range(p.seg.count):
         rows = np.flatnonzero((t >= p.seg_t0[s] - 1e-12) & (t < t_end[s]))
         if rows.size < 3:
@@ -489,11 +489,13 @@ def _stitched_fit(m: Measurement, fit: ShootingFit) -> tuple[dict[str, float | N
                             1.0 / m.rate_hz, int(idx[-1]) + 1, 1)[idx]
         sims.append(sim)
         meas.append(m.angles[rows])
+        times.append(t[rows])
         f = fit_percent(sim, m.angles[rows])
         per_segment.append({"span_s": [float(t[rows[0]]), float(t[rows[-1]])],
                             "fit_percent": {n: _finite(f[j]) for j, n in enumerate(JOINT_NAMES)}})
     whole = fit_percent(np.concatenate(sims), np.concatenate(meas))
-    return {n: _finite(whole[j]) for j, n in enumerate(JOINT_NAMES)}, per_segment
+    response = response_of(list(zip(times, meas, sims, strict=True)), JOINT_NAMES)
+    return {n: _finite(whole[j]) for j, n in enumerate(JOINT_NAMES)}, per_segment, response
 
 
 def _finite(x: float) -> float | None:
@@ -544,7 +546,7 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
         m, prior, extras=extras, progress=lambda f, msg: report(0.05 + 0.85 * f, msg))
     elapsed = time.perf_counter() - t_start
     report(0.92, "goodness of fit")
-    whole, per_segment = _stitched_fit(m, fit)
+    whole, per_segment, response = _stitched_fit(m, fit)
     n_rig = len(RIG_VARIABLES) + 1
     diagnostics: dict[str, Any] = {
         "extra_terms": _extra_estimates(fit),
@@ -563,4 +565,5 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     return IdentificationResult.of_measurement(
         m, method=METHOD, parameters=_friction_estimates(fit), fit_percent=whole,
         compute_seconds=elapsed, diagnostics=diagnostics,
-        rig=rig_estimates(fit.z[:n_rig], fit.cov[:n_rig, :n_rig], fit.problem.prior))
+        rig=rig_estimates(fit.z[:n_rig], fit.cov[:n_rig, :n_rig], fit.problem.prior),
+        response=response)

@@ -33,7 +33,7 @@ from ..model import (
     simulate_from,
     term_of,
 )
-from ..results import IdentificationResult, ParameterEstimate, fit_percent
+from ..results import IdentificationResult, ParameterEstimate, Response, fit_percent, response_of
 from ..signal import Decimated, Measurement, Release, decimate, find_release
 from ._joint_regression import JointRegression, regression_estimate
 from ._oe_problem import LOG_BOUNDS, Experiment, InitialState, OEFit
@@ -181,9 +181,16 @@ def simulate_capture(m: Measurement, params: np.ndarray, x0: np.ndarray, t0: flo
 
 def capture_fit(m: Measurement, oe: OEFit) -> dict[str, float | None]:
     """Seed 000 eq. 53 per joint, simulating the fitted model over the whole capture."""
+    return capture_fit_and_response(m, oe)[0]
+
+
+def capture_fit_and_response(m: Measurement, oe: OEFit
+                             ) -> tuple[dict[str, float | None], Response]:
+    """`capture_fit`, and the simulated response beside the measured one (one simulation)."""
     rows, sim = simulate_capture(m, oe.params, oe.x0, oe.t0)
     fit = fit_percent(sim, m.angles[rows])
-    return {"arm": float(fit[0]), "pendulum": float(fit[1])}
+    response = response_of([(m.t[rows], m.angles[rows], sim)], ("arm", "pendulum"))
+    return {"arm": float(fit[0]), "pendulum": float(fit[1])}, response
 
 
 def parameter_estimates(oe: OEFit, free: list[int], fixed: dict[str, str] | None = None
@@ -277,10 +284,10 @@ def build_result(method: str, p: Prepared, oe: OEFit, free: list[int], elapsed: 
         "mean_substeps": oe.extras.get("substep_mean"),
     }
     diagnostics.update(extra or {})
+    fit, response = capture_fit_and_response(m, oe)
     return IdentificationResult.of_measurement(
         m, method=method, parameters=parameters or parameter_estimates(oe, free),
-        fit_percent=capture_fit(m, oe), compute_seconds=elapsed,
-        diagnostics=diagnostics,
+        fit_percent=fit, compute_seconds=elapsed, diagnostics=diagnostics, response=response,
     )
 
 

@@ -66,7 +66,7 @@ import numpy as np
 
 from .._progress import Progress, no_progress
 from ..model import PARAM_NAMES, RigParams, inverse_dynamics, joint_of, joint_params, param_name
-from ..results import IdentificationResult, ParameterEstimate, fit_percent
+from ..results import IdentificationResult, ParameterEstimate, fit_percent, response_of
 from ..signal import Decimated, Measurement, decimate, find_release
 from ..solvers import (
     LinearFit,
@@ -202,7 +202,8 @@ def identify_regression(m: Measurement, progress: Progress | None = None, weight
     return IdentificationResult.of_measurement(
         m, method=METHOD, parameters=params,
         fit_percent={"arm": float(fitp[0]), "pendulum": float(fitp[1])}, compute_seconds=elapsed,
-        diagnostics=diagnostics)
+        diagnostics=diagnostics,
+        response=response_of([(m.t[rows], m.angles[rows], sim)], ("arm", "pendulum")))
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ import numpy as np
 
 from .._progress import Progress, no_progress
 from ..model import PARAM_NAMES, param_indices
-from ..results import IdentificationResult, ParameterEstimate, fit_percent
+from ..results import IdentificationResult, ParameterEstimate, fit_percent, response_of
 from ..signal import Measurement, find_release
 from ..solvers import ML3_T_MAX, nussbaum_gain
 from ._pipeline import StartState, release_state, simulate_capture
@@ -90,8 +90,9 @@ def identify_uas(m: Measurement, progress: Progress | None = None,
     if np.isfinite(params).all() and (params[param_indices(DIVISORS)] > 0).all():
         rows, sim = simulate_capture(m, params, x0, t0)
         fit = fit_percent(sim, m.angles[rows])
+        response = response_of([(m.t[rows], m.angles[rows], sim)], ("arm", "pendulum"))
     else:
-        fit = np.array([np.nan, np.nan])
+        fit, response = np.array([np.nan, np.nan]), None
 
     pe: dict[str, ParameterEstimate] = {}
     for j, name in enumerate(PARAM_NAMES):
@@ -113,7 +114,7 @@ def identify_uas(m: Measurement, progress: Progress | None = None,
     return IdentificationResult.of_measurement(
         m, method=METHOD, parameters=pe,
         fit_percent={"arm": float(fit[0]), "pendulum": float(fit[1])}, compute_seconds=elapsed,
-        diagnostics={
+        response=response, diagnostics={
             "diagnosis": diagnosis,
             "z_star": by_name(run.z_star),
             "initial_guess": by_name(run.initial_guess),

@@ -19,6 +19,7 @@ from .._time import utc_now
 from .._version import SOFTWARE_VERSION
 from ..model import PARAM_NAMES, FrictionParams
 from ._metrics import normalized_compute_time
+from ._response import Response
 
 if TYPE_CHECKING:
     from ..signal import Measurement
@@ -64,6 +65,9 @@ class IdentificationResult(BaseModel):
     lost_samples: int = 0
     tilt_deg: float
     diagnostics: dict[str, Any] = Field(default_factory=dict)
+    response: Response | None = Field(
+        None, description="measured and simulated angles per joint, decimated for a plot; "
+                          "null when the method simulates none")
     software_version: str = SOFTWARE_VERSION
     created_utc: str = Field(default_factory=utc_now)  # ISO 8601, UTC, milliseconds and Z
 
@@ -79,7 +83,8 @@ class IdentificationResult(BaseModel):
                        parameters: dict[str, ParameterEstimate],
                        fit_percent: dict[str, float | None], compute_seconds: float,
                        diagnostics: dict[str, Any],
-                       rig: dict[str, ParameterEstimate] | None = None) -> IdentificationResult:
+                       rig: dict[str, ParameterEstimate] | None = None,
+                       response: Response | None = None) -> IdentificationResult:
         """A method's result on `m`: the capture's own fields (rate, samples, tilt) filled in."""
         return cls(
             method=method, capture_id=m.capture_id, parameters=parameters,
@@ -88,7 +93,8 @@ class IdentificationResult(BaseModel):
                                                             m.rate_hz),
             capture_seconds=m.duration_s, sample_rate_hz=m.rate_hz,
             samples=int(m.angles.shape[0]), lost_samples=m.lost_samples,
-            tilt_deg=m.rig.tilt_deg, diagnostics=diagnostics, rig=rig or {})
+            tilt_deg=m.rig.tilt_deg, diagnostics=diagnostics, rig=rig or {},
+            response=response)
 
     def friction_params(self) -> FrictionParams:
         """The parameter set to simulate: estimates, and assumed values where not identifiable."""

@@ -37,7 +37,7 @@ QUANTUM = 1.0 / SCALE
 RESULT_KEYS = {"schema", "method", "capture_id", "parameters", "fit_percent", "compute_seconds",
                "normalized_compute_time", "capture_seconds", "sample_rate_hz", "samples",
                "lost_samples", "tilt_deg", "diagnostics", "software_version", "created_utc",
-               "rig", "rig_kind"}
+               "rig", "rig_kind", "response"}
 ESTIMATE_KEYS = {"value", "ci95", "identifiable", "note", "assumed"}
 
 
