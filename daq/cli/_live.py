@@ -32,7 +32,7 @@ from ._catalog import open_catalog, pid_alive
 from ._progress import session_progress_printer
 from ._status import StatusLine, rig_status_text
 from ._usage import Stopped, UsageError, quiet, settings_of
-from ._wiring import bridge_source, sim_source, wired
+from ._wiring import bridge_source, http_of, sim_source, wired
 
 __all__ = ["cmd_cmd", "cmd_monitor", "cmd_run", "cmd_serve",
            "cmd_session_resume", "cmd_session_start", "cmd_worker"]
@@ -74,7 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 async def _run(settings: Settings, source: Any, args: argparse.Namespace) -> int:
-    async with wired(settings, source, say) as rig:
+    async with wired(settings, source, say, http=http_of(args, settings)) as rig:
         with Catalog.open(Path(settings.storage.directory)) as catalog:
             run = PlainRun(settings, rig.source, rig.courier, captures=args.captures,
                            method=args.method, say=say, catalog=catalog, on_status=_show_rig)
@@ -93,11 +93,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     source = (bridge_source(settings, args.port) if args.port
               else sim_source(settings, paced=not args.unpaced, auto_release=False))
-    return asyncio.run(_serve(settings, source))
+    return asyncio.run(_serve(settings, source, http_of(args, settings)))
 
 
-async def _serve(settings: Settings, source: Any) -> int:
-    async with wired(settings, source, say) as rig:
+async def _serve(settings: Settings, source: Any, http: str | None) -> int:
+    async with wired(settings, source, say, http=http) as rig:
         with Catalog.open(Path(settings.storage.directory)) as catalog:
             daemon = RigDaemon(settings, rig.source, rig.courier, rig.router, catalog, say=say)
             loop = asyncio.get_running_loop()
@@ -141,7 +141,7 @@ def cmd_session_start(args: argparse.Namespace) -> int:
         session_id = new_session_id()
         cat.add_session(session_id, plan.model_dump_json(), name=plan.name)
     say(f"session {session_id} created")
-    return _run_session_foreground(settings, session_id)
+    return _run_session_foreground(settings, session_id, http_of(args, settings))
 
 
 def cmd_session_resume(args: argparse.Namespace) -> int:
@@ -155,7 +155,7 @@ def cmd_session_resume(args: argparse.Namespace) -> int:
         if row.status == "running" and pid_alive(row.pid) and row.pid != os.getpid():
             raise UsageError(f"session {row.session_id} is running (process {row.pid})")
     say(f"session {row.session_id} resumed")
-    return _run_session_foreground(settings, row.session_id)
+    return _run_session_foreground(settings, row.session_id, http_of(args, settings))
 
 
 def _needs_resuming(cat: Catalog) -> SessionRow:
@@ -169,7 +169,7 @@ def _needs_resuming(cat: Catalog) -> SessionRow:
     return waiting[0] if waiting else cat.latest_session()
 
 
-def _run_session_foreground(settings: Settings, session_id: str) -> int:
+def _run_session_foreground(settings: Settings, session_id: str, http: str | None) -> int:
     stopped: list[bool] = []
     _status(fresh=True)
 
@@ -183,7 +183,7 @@ def _run_session_foreground(settings: Settings, session_id: str) -> int:
 
         # a service manager's stop: end now; the session stays resumable (as after a crash)
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
-        return await _session(settings, session_id)
+        return await _session(settings, session_id, http)
 
     try:
         return asyncio.run(main())
@@ -193,13 +193,14 @@ def _run_session_foreground(settings: Settings, session_id: str) -> int:
         raise (Stopped() if stopped else KeyboardInterrupt()) from None
 
 
-async def _session(settings: Settings, session_id: str) -> int:
+async def _session(settings: Settings, session_id: str, http: str | None) -> int:
     with open_catalog(settings) as cat:
         plan = stored_plan(cat.session(session_id))
         source = (bridge_source(settings, plan.port or "") if plan.source == "serial"
                   else sim_source(settings, paced=plan.paced, pose_deg=plan.pose(1),
                                   auto_release=False))
-        async with wired(settings, source, say, banner=f"hilrig: session {session_id},") as rig:
+        async with wired(settings, source, say, banner=f"hilrig: session {session_id},",
+                         http=http) as rig:
             status = _status()
             # on a terminal the session's progress is part of the live line; piped, a line
             # per change

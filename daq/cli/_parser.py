@@ -183,6 +183,7 @@ def _live_commands(sub: Any, methods: list[str]) -> None:
     r.add_argument("--captures", type=int, help="stop after N identified captures")
     r.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
     r.add_argument("--method", default=None, choices=methods)
+    _http_option(r)
     r.set_defaults(handler="_live:cmd_run")
 
     sv = sub.add_parser("serve", help="the rig's daemon: idle between sessions, started and "
@@ -190,6 +191,7 @@ def _live_commands(sub: Any, methods: list[str]) -> None:
     sv.add_argument("--sim", action="store_true", help="the simulated rig")
     sv.add_argument("--port", metavar="PATH", help="the serial bridge on this port")
     sv.add_argument("--unpaced", action="store_true", help="simulate as fast as possible")
+    _http_option(sv)
     sv.set_defaults(handler="_live:cmd_serve")
 
     wk = sub.add_parser("worker", help="identify captures offloaded by rig services "
@@ -199,7 +201,19 @@ def _live_commands(sub: Any, methods: list[str]) -> None:
     wk.set_defaults(handler="_live:cmd_worker")
 
 
+def _http_option(p: Any) -> None:
+    p.add_argument("--http", nargs="?", const="", metavar="HOST:PORT",
+                   help="serve the live dashboard page too (bare: config dashboard.http, "
+                        "127.0.0.1:8080)")
+
+
 def _tool_commands(sub: Any) -> None:
+    da = sub.add_parser("dashboard", help="serve the live dashboard page (it reads the broker "
+                                          "over MQTT over WebSockets)")
+    da.add_argument("--http", metavar="HOST:PORT",
+                    help="where to serve it (default: config dashboard.http, 127.0.0.1:8080)")
+    da.set_defaults(handler="_dashboard:cmd_dashboard")
+
     ef = sub.add_parser("emulate-firmware",
                         help="emulate the bridge firmware on a pseudo-terminal (prints its path)")
     ef.add_argument("--link", metavar="PATH", help="keep a symlink here to the current pty")
@@ -233,7 +247,8 @@ def _tool_commands(sub: Any) -> None:
     mo.set_defaults(handler="_live:cmd_monitor")
 
     cm = sub.add_parser("cmd", help="send a command to the running service over MQTT")
-    cm.add_argument("verb", help="arm, abort, release, identify, session/start|stop|pause|resume")
+    cm.add_argument("verb", help="ping, arm, abort, release, identify, "
+                                 "session/start|stop|pause|resume")
     cm.add_argument("body", nargs="?", help='the request as JSON, e.g. \'{"capture_id": "..."}\'')
     cm.add_argument("--url", help="broker URL (default: config mqtt.url)")
     cm.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the reply")
@@ -257,6 +272,7 @@ def _session_commands(sub: Any, methods: list[str]) -> None:
     st.add_argument("--pose", type=float, nargs=2, action="append", metavar=("ARM", "PEND"),
                     help="release pose in degrees (repeat to cycle through several)")
     st.add_argument("--name", help="free text shown with the session")
+    _http_option(st)
     st.set_defaults(handler="_live:cmd_session_start")
     for verb, handler, text in (("resume", "_live:cmd_session_resume", "continue a session"),
                                 ("stop", "_catalog:cmd_session_stop",
@@ -266,6 +282,8 @@ def _session_commands(sub: Any, methods: list[str]) -> None:
         p = ss.add_parser(verb, help=text)
         p.add_argument("session", nargs="?", help="session id (default: the latest)")
         p.set_defaults(handler=handler)
+        if verb == "resume":
+            _http_option(p)
         if verb == "status":
             p.add_argument("--json", action="store_true")
             p.add_argument("--all", action="store_true", help="every session")

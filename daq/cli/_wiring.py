@@ -8,6 +8,7 @@ the storage directory, the command router and the courier that owns the connecti
 
 from __future__ import annotations
 
+import argparse
 import logging
 import math
 from collections.abc import AsyncIterator, Callable
@@ -18,11 +19,12 @@ from pathlib import Path
 from drivers import Source
 
 from ..config import Settings
+from ..dashboard import DashboardServer, page_config, parse_http_address, serving
 from ..mqtt import CommandRouter, Courier, resolve_broker
 from ..storage import Outbox
 from ._usage import UsageError
 
-__all__ = ["Wired", "bridge_source", "sim_source", "wired"]
+__all__ = ["Wired", "bridge_source", "http_of", "sim_source", "wired"]
 
 
 def sim_source(settings: Settings, *, paced: bool, pose_deg: tuple[float, float] | None = None,
@@ -78,10 +80,24 @@ class Wired:
     router: CommandRouter
 
 
+def http_of(args: argparse.Namespace, settings: Settings) -> str | None:
+    """The --http address (bare --http: the configured dashboard.http), checked; or None."""
+    http = getattr(args, "http", None)
+    if http is None:
+        return None
+    address = settings.dashboard.http if http == "" else http
+    try:
+        parse_http_address(address)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return address
+
+
 @asynccontextmanager
 async def wired(settings: Settings, source: Source, say: Callable[[str], None], *,
-                banner: str = "hilrig:") -> AsyncIterator[Wired]:
-    """Open the source, find a broker, and connect the courier (commands on cmd/#).
+                banner: str = "hilrig:", http: str | None = None) -> AsyncIterator[Wired]:
+    """Open the source, find a broker, and connect the courier (commands on cmd/#);
+    with `http` ('HOST:PORT'), serve the dashboard's page there too.
 
     The bridge is opened (port, handshake) before anything else, so a wrong port or
     protocol is one error line before any broker is started. Leaving closes all of it:
@@ -94,6 +110,9 @@ async def wired(settings: Settings, source: Source, say: Callable[[str], None], 
         router = CommandRouter(rig_id)
         say(f"{banner} rig {rig_id}, source {source.info.identity}, broker {url}, "
             f"topics {router.topics.all}")
+        if http is not None:
+            page = await stack.enter_async_context(serving(page_config(settings, url), http))
+            say(f"dashboard: {page.url} (broker websockets {page_endpoint(page)})")
         outbox = Outbox(Path(settings.storage.directory))
         stack.callback(outbox.close)
         verbose = logging.getLogger().isEnabledFor(logging.DEBUG)  # hilrig --verbose
@@ -108,3 +127,9 @@ async def wired(settings: Settings, source: Source, say: Callable[[str], None], 
             Courier(settings.mqtt, outbox, url=url, source=source.info, commands=router,
                     on_delivered=delivered))
         yield Wired(source, url, courier, router)
+
+
+def page_endpoint(page: DashboardServer) -> str:
+    """The broker's websockets endpoint as the page is told it (host: the page's own)."""
+    b = page.config.broker
+    return f"{b.scheme}://{b.host or '<page host>'}:{b.port}{b.path}"

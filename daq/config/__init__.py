@@ -7,6 +7,7 @@ from ._json import MAX_DOCUMENT_NESTING, MAX_NESTING, json_nesting, loads_bounde
 from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
 from ._settings import (
     ConfigError,
+    DashboardConfig,
     IdentifyConfig,
     MqttConfig,
     RingConfig,
@@ -20,7 +21,8 @@ from ._validation import first_error, one_line, where
 
 __all__ = [
     "RIG_KIND_KEYS", "RigKindConfig",
-    "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ConfigError", "IdentifyConfig", "MqttConfig",
+    "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ConfigError", "DashboardConfig", "IdentifyConfig",
+    "MqttConfig",
     "RingConfig", "Settings", "SimConfig", "StorageConfig", "TriggerConfig", "first_error",
     "json_nesting", "load_settings", "loads_bounded", "one_line", "where",
 ]

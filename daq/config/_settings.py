@@ -57,6 +57,10 @@ class MqttConfig(_Section):
     tls_key_file: Path | None = Field(None, description="its key")
     telemetry_hz: float = Field(
         100.0, ge=0, le=100, description="live angles and velocities on telemetry; 0: none")
+    retained_sessions: int = Field(
+        30, ge=1, le=10_000,
+        description="sessions whose retained topics (progress, capture records, overlays) "
+                    "the broker keeps; a new session clears those of older ones")
 
 
     def secret(self) -> str | None:
@@ -138,6 +142,20 @@ class IdentifyConfig(_Section):
                           "false: wait for a worker however long")
 
 
+class DashboardConfig(_Section):
+    """The live page (`hilrig dashboard`, or --http on run, serve and session start)."""
+
+    http: str = Field("127.0.0.1:8080", pattern=r"^[^\s/]+:\d{1,5}$",
+                      description="HOST:PORT the page is served on")
+    ws_url: str | None = Field(
+        None, pattern=r"^wss?://[^\s]+$",
+        description="the broker's MQTT-over-WebSockets url for browsers; default: the page's "
+                    "own host, ws port 9001 (wss 8081 with mqtt.tls), or the embedded broker's")
+    login: bool | None = Field(
+        None, description="the page asks for a broker user and password; default: when "
+                          "mqtt.username is set (a secured broker)")
+
+
 class Settings(BaseSettings):
     """The whole service configuration."""
 
@@ -157,6 +175,7 @@ class Settings(BaseSettings):
     ring: RingConfig = Field(default_factory=RingConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     identify: IdentifyConfig = Field(default_factory=IdentifyConfig)
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
 
     @model_validator(mode="before")
     @classmethod

@@ -6,6 +6,7 @@ connection at a time, reconnects, and keeps what must not be lost in the outbox.
 """
 
 from ._broker import (
+    WEBSOCKETS,
     EmbeddedBroker,
     client_options,
     parse_mqtt_url,
@@ -29,9 +30,11 @@ from ._monitor import monitor
 from ._payloads import (
     PAYLOADS,
     CapturePayload,
+    CaptureRecordPayload,
     CommandReply,
     Envelope,
     EventPayload,
+    OverlayPayload,
     ResultPayload,
     SessionPayload,
     State,
@@ -44,7 +47,8 @@ from ._publisher import Publisher
 from ._topics import ROOT, WORKERS_READY, Topics, check_level, worker_jobs, worker_ready
 
 __all__ = [
-    "COMMANDS", "PAYLOADS", "ROOT", "WORKERS_READY", "WorkerPayload", "worker_jobs",
+    "COMMANDS", "PAYLOADS", "ROOT", "WEBSOCKETS", "WORKERS_READY", "WorkerPayload",
+    "CaptureRecordPayload", "OverlayPayload", "worker_jobs",
     "worker_ready", "CapturePayload", "CommandRefused", "CommandReply", "CommandRouter",
     "Courier", "EmbeddedBroker", "Envelope", "EventPayload", "IdentifyRequest", "Job",
     "JobPayload", "Message", "MessageBuilder", "PendingJobs", "Publisher", "Request",

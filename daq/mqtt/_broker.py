@@ -1,7 +1,8 @@
 """Finding an MQTT broker: probe the configured one, else start an embedded amqtt broker.
 
 The embedded broker is a fallback for a bench machine with no Mosquitto. It runs in
-this process, listens on 127.0.0.1 only (never 0.0.0.0), speaks MQTT 3.1.1 only (amqtt
+this process, listens on 127.0.0.1 only (never 0.0.0.0), over TCP and over WebSockets
+(for the dashboard's page: port 9001 when free), speaks MQTT 3.1.1 only (amqtt
 rejects MQTT 5 and 3.1 CONNECTs), keeps retained messages in memory only (lost when
 the service stops) and has no authentication. Retained messages and the last will
 (retained) work on it.
@@ -32,6 +33,11 @@ _QUIET_LOGGERS = ("amqtt", "transitions")
 #: v5 in this process): clients connect with 3.1.1 straight away instead of a v5 CONNECT
 #: that such a broker ignores until the connect timeout
 V311_ONLY: set[str] = set()
+#: the MQTT-over-WebSockets url of an embedded broker, by its MQTT url: where the
+#: dashboard's page connects when this process runs the broker
+WEBSOCKETS: dict[str, str] = {}
+#: the websockets port an embedded broker tries first (Mosquitto's usual one)
+WS_PORT = 9001
 
 
 def parse_mqtt_url(url: str) -> tuple[str, int]:
@@ -144,10 +150,19 @@ class EmbeddedBroker:
     ``url`` is set once entered. Anonymous clients are allowed; no $SYS topics.
     """
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, ws_port: int | None = WS_PORT) -> None:
         self._wanted_port = port
+        self._wanted_ws_port = ws_port
         self._broker: Any = None  # amqtt.broker.Broker (untyped), imported lazily
         self.port: int | None = None
+        self.ws_port: int | None = None
+
+    @property
+    def ws_url(self) -> str:
+        """MQTT over WebSockets, for a browser on this machine."""
+        if self.ws_port is None:
+            raise RuntimeError("EmbeddedBroker is not running")
+        return f"ws://{LOCALHOST}:{self.ws_port}/"
 
     @property
     def url(self) -> str:
@@ -166,20 +181,26 @@ class EmbeddedBroker:
         if self._wanted_port and _port_is_free(self._wanted_port):
             candidates.append(self._wanted_port)
         candidates += [_free_port() for _ in range(3)]  # a picked port can be taken meanwhile
+        ws_candidates = [self._wanted_ws_port] if self._wanted_ws_port and _port_is_free(
+            self._wanted_ws_port) else []
         last_error: Exception | None = None
         for port in candidates:
+            ws_port = ws_candidates.pop() if ws_candidates else _free_port()
             broker = Broker({
-                "listeners": {"default": {"type": "tcp", "bind": f"{LOCALHOST}:{port}"}},
+                # the websockets listener, for the dashboard's page, on 127.0.0.1 only too
+                "listeners": {"default": {"type": "tcp", "bind": f"{LOCALHOST}:{port}"},
+                              "ws": {"type": "ws", "bind": f"{LOCALHOST}:{ws_port}"}},
                 "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin":
                             {"allow_anonymous": True}},
             })
             try:
                 await broker.start()
-            except BrokerError as exc:
+            except (BrokerError, OSError) as exc:
                 last_error = exc
                 continue
-            self._broker, self.port = broker, port
+            self._broker, self.port, self.ws_port = broker, port, ws_port
             V311_ONLY.add(self.url)
+            WEBSOCKETS[self.url] = self.ws_url
             self._quiet_handler(asyncio.get_running_loop())
             return self
         raise RuntimeError(f"could not start the embedded MQTT broker on {LOCALHOST}: "
@@ -189,7 +210,8 @@ class EmbeddedBroker:
                         exc: BaseException | None, tb: TracebackType | None) -> None:
         if self.port is not None:
             V311_ONLY.discard(self.url)
-        broker, self._broker, self.port = self._broker, None, None
+            WEBSOCKETS.pop(self.url, None)
+        broker, self._broker, self.port, self.ws_port = self._broker, None, None, None
         if broker is not None:
             await broker.shutdown()
 
@@ -237,7 +259,7 @@ async def resolve_broker(cfg: MqttConfig) -> AsyncIterator[str]:
         raise ConnectionError(f"no MQTT broker answers at {cfg.url} within "
                               f"{cfg.connect_timeout_s:g} s (mqtt.embedded_fallback is off)")
     async with EmbeddedBroker(port) as broker:
-        log.warning("no MQTT broker answers at %s: started an embedded broker at %s "
-                    "(listening on %s only; retained messages kept in memory)",
-                    cfg.url, broker.url, LOCALHOST)
+        log.warning("no MQTT broker answers at %s: started an embedded broker at %s, "
+                    "websockets for dashboards at %s (listening on %s only; retained "
+                    "messages kept in memory)", cfg.url, broker.url, broker.ws_url, LOCALHOST)
         yield broker.url

@@ -8,7 +8,7 @@ without ``reply_to`` the reply goes to ``hilrig/<rig_id>/reply/<verb>``. Anythin
 malformed, unknown or not allowed now gets ``"ok": false`` and a one-line ``"error"``,
 and changes nothing.
 
-Verbs: arm, abort, release, identify, session/start, session/stop, session/pause,
+Verbs: ping, arm, abort, release, identify, session/start, session/stop, session/pause,
 session/resume (docs/mqtt.md says what each does and when it is allowed).
 """
 
@@ -66,6 +66,7 @@ class SessionStartRequest(Request):
 
 
 COMMANDS: dict[str, type[Request]] = {
+    "ping": Empty,
     "arm": Empty, "abort": Empty, "release": Empty, "identify": IdentifyRequest,
     "session/start": SessionStartRequest, "session/stop": Empty, "session/pause": Empty,
     "session/resume": Empty,
@@ -80,7 +81,12 @@ class CommandRouter:
     def __init__(self, rig_id: str) -> None:
         self.rig_id = rig_id
         self.topics = Topics(rig_id)
-        self._handlers: dict[str, Handler] = {}
+        # ping: a client (a dashboard) asks whether it may command; it changes nothing
+        self._handlers: dict[str, Handler] = {"ping": self._pong}
+
+    @staticmethod
+    async def _pong(request: Request) -> dict[str, Any]:
+        return {"pong": True}
 
     def register(self, verb: str, handler: Handler) -> None:
         if verb not in COMMANDS:

@@ -5,8 +5,10 @@ What the service publishes falls in three classes, each with its own rule:
 - **durable** (capture records, results): written to the `Outbox` on disk first and
   deleted only after the broker's PUBACK; never dropped, delivered in order after a
   broker outage or a restart of the service. Each carries a `msg_id`.
-- **latest** (status, session progress): only the newest payload per topic is kept in
-  memory; older ones are superseded, never queued (a retained topic shows the state).
+- **latest** (status, session progress, capture records, overlays): retained topics;
+  only the newest payload per topic is kept in memory, older ones are superseded, never
+  queued, and all of them are published again on every new connection (a broker
+  restarted without its retained messages shows the state again at once).
 - **telemetry** (QoS 0): a bounded queue in memory (`telemetry_queue` blocks); when
   it is full (a slow or absent broker) the oldest block is dropped and counted; the
   count goes out with the next block ("dropped").
@@ -75,6 +77,9 @@ class Courier:
         # False: a side connection (a CLI's re-identification) that leaves the status alone
         self.announce = announce
         self._latest: dict[str, tuple[bytes, bool]] = {}
+        # what the broker must retain, kept to publish again on every new connection (a
+        # restarted broker that kept nothing is filled again), by group (a session's id)
+        self._retained: dict[str, tuple[bytes, str | None]] = {}
         self._wake = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -109,7 +114,7 @@ class Courier:
         return True
 
     async def publish_session(self, session_id: str, progress: dict[str, Any]) -> bool:
-        self._set_latest(*self._builder.session(session_id, progress))
+        self._set_latest(*self._builder.session(session_id, progress), group=session_id)
         return True
 
     async def publish_capture(self, capture_id: str, summary: dict[str, Any]) -> bool:
@@ -159,8 +164,37 @@ class Courier:
         self._wake.set()
         return True
 
-    def _set_latest(self, topic: str, payload: bytes) -> None:
+    async def publish_capture_record(self, session_id: str, capture_id: str,
+                                     record: dict[str, Any]) -> bool:
+        """``session/<session_id>/capture/<capture_id>``, retained (latest class)."""
+        self._set_latest(*self._builder.capture_record(session_id, capture_id, record),
+                         group=session_id)
+        return True
+
+    async def publish_overlay(self, capture_id: str, method: str, response: dict[str, Any],
+                              session_id: str | None = None) -> bool:
+        """``result/<capture_id>/<method>/overlay``, retained (latest class)."""
+        self._set_latest(*self._builder.overlay(capture_id, method, response, session_id),
+                         group=session_id)
+        return True
+
+    def clear_retained(self, topics: list[str]) -> None:
+        """Delete retained messages from the broker (an empty retained payload each)."""
+        for topic in topics:
+            self._retained.pop(topic, None)
+            self._latest[topic] = (b"", True)
+        if topics:
+            self._wake.set()
+
+    def forget_retained(self, keep_group: str | None) -> None:
+        """Stop re-publishing the retained topics of every group but `keep_group` (the
+        broker keeps them; a new session need not carry the last one's in memory)."""
+        self._retained = {t: v for t, v in self._retained.items()
+                          if v[1] is None or v[1] == keep_group}
+
+    def _set_latest(self, topic: str, payload: bytes, group: str | None = None) -> None:
         self._latest[topic] = (payload, True)
+        self._retained[topic] = (payload, group)
         self._wake.set()
 
     @property
@@ -204,6 +238,9 @@ class Courier:
                                  self.pending)
                     warned, delay = False, self.backoff[0]
                     self._pub = pub
+                    # a new connection: everything retained goes out again, newest kept
+                    for topic, (payload, _) in self._retained.items():
+                        self._latest.setdefault(topic, (payload, True))
                     reader = None
                     if self.commands is not None:
                         await pub.client.subscribe(self.topics.commands, qos=1)

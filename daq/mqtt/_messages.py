@@ -9,6 +9,10 @@ their messages here, so each payload is made in one way. Topics are under
 - ``session/<session_id>``: retained, QoS 1, SessionPayload: a session's progress;
 - ``result/<capture_id>/<method>``: QoS 1, ResultPayload (an IdentificationResult with
   the envelope); the same payload is also retained on ``result/latest``;
+- ``session/<session_id>/capture/<capture_id>``: retained, QoS 1, CaptureRecordPayload:
+  a capture of a session and its results' summaries, as the catalog holds them;
+- ``result/<capture_id>/<method>/overlay``: retained, QoS 1, OverlayPayload: the
+  result's measured and simulated response, decimated;
 - ``events``: QoS 1, EventPayload; ``telemetry``: QoS 0, TelemetryPayload.
 
 A caller's dict may repeat an envelope id only with the same value (else ValueError);
@@ -27,7 +31,9 @@ from drivers import SourceInfo
 from ..config import MqttConfig
 from ._payloads import (
     CapturePayload,
+    CaptureRecordPayload,
     EventPayload,
+    OverlayPayload,
     ResultPayload,
     SessionPayload,
     State,
@@ -101,6 +107,26 @@ class MessageBuilder:
                            software_version=self.software_version, **ids)
         return self.topics.events, msg.to_json()
 
+    def capture_record(self, session_id: str, capture_id: str,
+                       record: dict[str, Any]) -> Message:
+        """``session/<session_id>/capture/<capture_id>`` (retain it)."""
+        body = _body("hilrig.capture_record/1", record, rig_id=self.rig_id,
+                     session_id=session_id, capture_id=capture_id)
+        msg = CaptureRecordPayload(rig_id=self.rig_id, session_id=session_id,
+                                   capture_id=capture_id,
+                                   software_version=self.software_version, **body)
+        return self.topics.capture_record(session_id, capture_id), msg.to_json()
+
+    def overlay(self, capture_id: str, method: str, response: dict[str, Any],
+                session_id: str | None = None) -> Message:
+        """``result/<capture_id>/<method>/overlay`` (retain it): a result's response."""
+        body = _body("hilrig.overlay/1", response, rig_id=self.rig_id, capture_id=capture_id,
+                     method=method)
+        msg = OverlayPayload(rig_id=self.rig_id, capture_id=capture_id, method=method,
+                             session_id=session_id, software_version=self.software_version,
+                             **body)
+        return self.topics.overlay(capture_id, method), msg.to_json()
+
     def session(self, session_id: str, progress: dict[str, Any]) -> Message:
         """``session/<session_id>`` (retain it)."""
         body = _body("hilrig.session/1", progress, rig_id=self.rig_id, session_id=session_id)
@@ -109,14 +135,20 @@ class MessageBuilder:
         return self.topics.session(session_id), msg.to_json()
 
     def result(self, capture_id: str, method: str,
-               result: dict[str, Any] | BaseModel, **extra: Any) -> Message:
+               result: dict[str, Any] | BaseModel, *, with_response: bool = False,
+               **extra: Any) -> Message:
         """``result/<capture_id>/<method>``; the same bytes also go retained to result/latest.
 
+        The response (measured against simulated angles) is left out unless
+        `with_response` (a worker's answer to its rig): it goes on its own retained topic
+        (`overlay`), so a result stays small for the subscribers of every result.
         `extra`: envelope fields of the sender (msg_id; a worker's job_id and name).
         """
         topic = self.topics.result(capture_id, method)
         body = _body("hilrig.result/1", result, rig_id=self.rig_id, capture_id=capture_id,
                      method=method)
+        if not with_response:
+            body.pop("response", None)
         body["software_version"] = body.get("software_version") or self.software_version
         msg = ResultPayload.model_validate(
             {**body, **extra, "rig_id": self.rig_id, "capture_id": capture_id,

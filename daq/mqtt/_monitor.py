@@ -143,6 +143,16 @@ def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
         text = f"{str(msg.get('level', '?')).upper()} {msg.get('code')}: {msg.get('message')}"
     elif kind == "telemetry":
         text = _telemetry_text(msg)
+    elif kind == "capture_record":
+        results = msg.get("results") or {}
+        text = (f"session {msg.get('session_id')} capture {msg.get('capture_id')}"
+                f" #{msg.get('seq')} {msg.get('status')}"
+                + (f": {msg['reason']}" if msg.get("reason") else "")
+                + "".join(f"; {m} fit[{_fit_text(r.get('fit_percent'))}]"
+                          for m, r in results.items() if isinstance(r, dict)))
+    elif kind == "overlay":
+        text = (f"overlay {msg.get('method')} of capture {msg.get('capture_id')}: "
+                f"{len(msg.get('t_s') or [])} points of {', '.join(msg.get('joints') or [])}")
     elif kind == "reply":
         text = (f"reply to {msg.get('verb')}: " + ("ok" if msg.get("ok") else
                                                    f"refused: {msg.get('error')}"))

@@ -16,10 +16,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from drivers import SourceInfo
-from identify import SOFTWARE_VERSION, IdentificationResult, utc_now
+from identify import SOFTWARE_VERSION, IdentificationResult, ParameterEstimate, utc_now
 
 __all__ = [
-    "CapturePayload", "CommandReply", "EventPayload", "PAYLOADS", "ResultPayload",
+    "CapturePayload", "CaptureRecordPayload", "CommandReply", "EventPayload", "OverlayPayload",
+    "PAYLOADS", "ResultPayload",
     "SessionPayload", "State", "StatusPayload", "TelemetryPayload", "dump_json", "jsonable",
 ]
 
@@ -139,6 +140,60 @@ class SessionPayload(Envelope):
     prompt: str | None = Field(None, description="what an operator must do now")
 
 
+class ResultSummary(BaseModel):
+    """A result as a capture record holds it: what a dashboard's table and trend need."""
+
+    model_config = ConfigDict(extra="allow")
+
+    rig_kind: str = "furuta"
+    created_utc: str | None = None
+    compute_seconds: float | None = None
+    fit_percent: dict[str, float | None] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list, description="adequacy warnings")
+    parameters: dict[str, ParameterEstimate] = Field(default_factory=dict)
+    rig: dict[str, ParameterEstimate] = Field(default_factory=dict)
+    overlay: bool = Field(False, description="a response is retained on "
+                                             "result/<capture_id>/<method>/overlay")
+
+
+class CaptureRecordPayload(Envelope):
+    """``session/<session_id>/capture/<capture_id>`` (retained, QoS 1): one capture of a
+    session as the catalog holds it, with its results; a dashboard opened late reads the
+    whole session from these (added in contract 1.1)."""
+
+    schema_id: Literal["hilrig.capture_record/1"] = Field("hilrig.capture_record/1",
+                                                          alias="schema")
+    session_id: str
+    capture_id: str
+    seq: int | None = None
+    status: str = Field(description="recording, captured (identifying), done, failed, "
+                                    "timeout, interrupted, aborted")
+    reason: str | None = Field(None, description="why it failed, timed out or was aborted")
+    started_utc: str | None = None
+    ended_utc: str | None = None
+    duration_s: float | None = None
+    samples: int | None = None
+    lost_samples: int | None = None
+    gaps: int | None = None
+    results: dict[str, ResultSummary] = Field(default_factory=dict, description="by method")
+
+
+class OverlayPayload(Envelope):
+    """``result/<capture_id>/<method>/overlay`` (retained, QoS 1): measured against
+    identified angles, decimated for a plot (added in contract 1.1)."""
+
+    schema_id: Literal["hilrig.overlay/1"] = Field("hilrig.overlay/1", alias="schema")
+    capture_id: str
+    method: str
+    session_id: str | None = None
+    unit: str = "rad"
+    joints: list[str]
+    t_s: list[float | None] = Field(description="capture time, s; null between spans")
+    measured: list[list[float | None]] = Field(description="per joint")
+    simulated: list[list[float | None]] = Field(description="per joint; null: a gap between "
+                                                            "spans simulated on their own")
+
+
 class EventPayload(Envelope):
     """``events`` (QoS 1): warnings and errors, one per message."""
 
@@ -187,4 +242,6 @@ PAYLOADS: dict[str, type[BaseModel]] = {
     "hilrig.event/1": EventPayload,
     "hilrig.telemetry/1": TelemetryPayload,
     "hilrig.reply/1": CommandReply,
+    "hilrig.capture_record/1": CaptureRecordPayload,
+    "hilrig.overlay/1": OverlayPayload,
 }

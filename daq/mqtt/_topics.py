@@ -47,6 +47,14 @@ class Topics:
     def session(self, session_id: str) -> str:
         return f"{self.prefix}/session/{check_level('session_id', session_id)}"
 
+    def capture_record(self, session_id: str, capture_id: str) -> str:
+        """A capture of a session, with its results' summaries (retained)."""
+        return f"{self.session(session_id)}/capture/{check_level('capture_id', capture_id)}"
+
+    def overlay(self, capture_id: str, method: str) -> str:
+        """A result's measured and simulated response (retained)."""
+        return f"{self.result(capture_id, method)}/overlay"
+
     def job(self, worker: str, capture_id: str) -> str:
         """An identification job, for one worker (see _jobs.py)."""
         return (f"{self.prefix}/jobs/identify/{check_level('worker', worker)}/"

@@ -18,6 +18,7 @@ from ._offload import JobOffload
 from ._plan import PlanError, SessionPlan, load_plan, parse_plan, stored_plan
 from ._pool import IdentificationPool, identify_file
 from ._publication import Publication
+from ._records import CaptureRecords, capture_record, prune_retained, result_summary
 from ._reidentify import (
     ArchiveError,
     CaptureArchive,
@@ -43,6 +44,7 @@ from ._worker import run_worker
 
 __all__ = [
     "ATTEMPTED", "CAPTURE_STATES", "ArchiveError", "CaptureArchive", "CaptureFinisher",
+    "CaptureRecords", "capture_record", "prune_retained", "result_summary",
     "CaptureOutcome", "CatalogArchive", "DirectoryArchive", "IdentificationPool", "JobOffload",
     "LatchReleaser", "Ledger", "OperatorReleaser", "PlainRun", "PlanError", "Publication",
     "Reidentified", "Reidentifier", "ReleaseUnavailable", "Releaser", "RigDaemon", "RunCore",

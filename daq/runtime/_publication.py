@@ -76,6 +76,24 @@ class Publication:
     def session(self, session_id: str, progress: dict[str, Any]) -> None:
         self._put(lambda c: c.publish_session(session_id, progress))
 
+    def capture_record(self, session_id: str, capture_id: str, record: dict[str, Any]) -> None:
+        """A capture of a session and its results' summaries (retained)."""
+        self._put(lambda c: c.publish_capture_record(session_id, capture_id, record))
+
+    def overlay(self, capture_id: str, method: str, response: dict[str, Any],
+                session_id: str | None = None) -> None:
+        """A result's measured and simulated response (retained)."""
+        self._put(lambda c: c.publish_overlay(capture_id, method, response, session_id))
+
+    def clear_retained(self, topics: list[str]) -> None:
+        """Delete these retained topics from the broker (older sessions' records)."""
+        self._put(lambda c: _cleared(c, topics))
+
+    def forget_retained(self, keep_group: str | None) -> None:
+        """Re-publish on reconnection only the retained topics of `keep_group`'s session."""
+        if self.courier is not None:
+            self.courier.forget_retained(keep_group)
+
     def job(self, msg_id: str, topic: str, payload: bytes) -> None:
         """An identification job for the workers (durable)."""
         self._put(lambda c: c.publish_job(msg_id, topic, payload))
@@ -105,3 +123,7 @@ class Publication:
             self._queue.put_nowait(None)
             await self._task
             self._task = None
+
+
+async def _cleared(courier: Courier, topics: list[str]) -> None:
+    courier.clear_retained(topics)

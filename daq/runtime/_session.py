@@ -38,7 +38,7 @@ from ..acquisition import (
     TriggerArmed,
 )
 from ..config import Settings, one_line
-from ..mqtt import CommandRouter, Courier
+from ..mqtt import CommandRouter, Courier, Topics
 from ..storage import (
     Catalog,
     session_capture_path,
@@ -50,6 +50,7 @@ from ._finisher import CaptureOutcome
 from ._ledger import CatalogLedger
 from ._plan import SessionPlan
 from ._pool import IdentificationPool
+from ._records import CaptureRecords, prune_retained
 from ._reidentify import CatalogArchive, Reidentifier
 from ._releasers import Releaser
 from ._resume import finish_earlier_run
@@ -119,6 +120,10 @@ class SessionRun:
         self._plan_checked = 0.0  # when a suspended session last asked if its plan is done
         self._t0 = time.monotonic()
         self._done_at_start = len(catalog.done_seqs(session_id))
+        self.records = CaptureRecords(catalog, session_id, self.publication)
+        self.publication.forget_retained(session_id)  # the last session's stay on the broker
+        prune_retained(catalog, self.publication, Topics(settings.mqtt.rig_id),
+                       current=session_id, keep=settings.mqtt.retained_sessions)
 
     def capture_path(self, capture_id: str) -> Path:
         return session_capture_path(self.folder, capture_id)
@@ -372,6 +377,7 @@ class SessionRun:
         progress = self.progress(state, prompt)
         self.on_progress(progress)
         self.publication.session(self.session_id, progress)
+        self.records.update()
 
     def suspend(self, key: str, reason: str) -> None:
         """No new release while any suspension holds; the capture under way finishes."""

@@ -347,13 +347,18 @@ class Catalog:
                     "NULL", utc_now(), result_id)
 
     def results(self, *, capture_id: str | None = None, session_id: str | None = None,
-                method: str | None = None, unqueued: bool = False) -> list[ResultRow]:
+                method: str | None = None, unqueued: bool = False,
+                after_id: int = 0) -> list[ResultRow]:
         """Results in the order they were added; `unqueued`: only those never handed to the
-        outbox (a service killed between keeping a result and publishing it)."""
+        outbox (a service killed between keeping a result and publishing it); `after_id`:
+        only those added after that result."""
         sql = "SELECT r.* FROM results r JOIN captures c USING (capture_id) WHERE 1"
         if unqueued:
             sql += " AND r.queued_utc IS NULL"
         args: list[Any] = []
+        if after_id:
+            sql += " AND r.result_id > ?"
+            args.append(after_id)
         for column, value in (("r.capture_id", capture_id), ("c.session_id", session_id),
                               ("r.method", method)):
             if value is not None:

@@ -185,3 +185,13 @@ def test_messages_from_others_nested_too_deeply_are_refused_not_parsed():
     with pytest.raises(ValueError, match="nested too deeply"):
         result_from_message(deep)
     assert "(not JSON)" in _summary_line("hilrig/r/result/c/m", deep, False)
+
+
+async def test_ping_answers_whoever_may_command_and_changes_nothing():
+    # a dashboard asks with ping whether its user may command: any service answers it
+    router = CommandRouter("ping-rig")
+    reply = await router.handle("ping", {"correlation_id": "c1"}, None)
+    assert reply == {"verb": "ping", "ok": True, "correlation_id": "c1",
+                     "result": {"pong": True}}
+    refused = await router.handle("ping", {"force": 1}, None)
+    assert not refused["ok"] and "force" in refused["error"]

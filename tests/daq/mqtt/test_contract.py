@@ -96,25 +96,54 @@ def test_every_message_of_a_three_capture_session_validates_against_its_schema(t
         sub.wait(timeout=10)
         sink.close()
         out = log.read_text()
-        for topic in ("status", "result/latest"):  # leave no retained messages behind
+        retained = {"status", "result/latest"} | {  # leave no retained messages behind
+            line.split("\t", 1)[0].removeprefix(f"hilrig/{rig_id}/")
+            for line in out.splitlines() if line.split("/")[2] in ("session", "result")}
+        for topic in retained:
             subprocess.run(["mosquitto_pub", "-h", BROKER[0], "-p", str(BROKER[1]), "-r", "-n",
                             "-t", f"hilrig/{rig_id}/{topic}"], check=False, timeout=10)
     seen: dict[str, int] = {}
     docs: dict[str, list[str]] = {}
+    records: dict[str, dict] = {}
+    overlays: dict[str, dict] = {}
     for line in out.splitlines():
         topic, payload = line.split("\t", 1)
         msg = json.loads(payload)
         _validator(msg["schema"]).validate(msg)
         assert msg["rig_id"] == rig_id and msg["time"].endswith("Z")
-        kind = topic.split("/")[2]
+        levels = topic.split("/")
+        kind = {"hilrig.capture_record/1": "record", "hilrig.overlay/1": "overlay"}.get(
+            msg["schema"], levels[2])
         seen[kind] = seen.get(kind, 0) + 1
         if kind == "capture":
             docs.setdefault(msg["capture_id"], []).append(msg["document"])
             assert msg["session_id"] and msg["seq"] in (1, 2, 3)
-        if kind == "result" and topic.split("/")[3] != "latest":
+        if kind == "result" and levels[3] != "latest":
             assert msg["msg_id"].startswith(f"result/{msg['capture_id']}/{DEFAULT_METHOD}/")
+            assert "response" not in msg  # it has a retained topic of its own
+        if kind == "record":
+            assert levels[2:4] == ["session", msg["session_id"]] and levels[5] == msg["capture_id"]
+            records[msg["capture_id"]] = msg  # the newest of each capture
+        if kind == "overlay":
+            assert levels[3:] == [msg["capture_id"], DEFAULT_METHOD, "overlay"]
+            overlays[msg["capture_id"]] = msg
     assert {"status", "capture", "result", "session", "telemetry"} <= set(seen)
     assert len(docs) == 3
     for documents in docs.values():  # start, a progress a second at most, stop
         assert documents[0] == "start" and documents[-1] == "stop"
     assert seen["result"] == 6  # 3 results, each also on result/latest
+    # a dashboard opened afterwards reads the session from the retained records: each
+    # capture done, with its result's parameters and intervals, and its overlay
+    assert set(records) == set(docs) == set(overlays)
+    assert sorted(r["seq"] for r in records.values()) == [1, 2, 3]
+    for rec in records.values():
+        assert rec["status"] == "done" and rec["results"][DEFAULT_METHOD]["overlay"]
+        mu = rec["results"][DEFAULT_METHOD]["parameters"]["mu_d1"]
+        assert mu["identifiable"] and mu["ci95"][0] < mu["value"] < mu["ci95"][1]
+    for ov in overlays.values():  # measured and identified angles over the capture
+        t = [x for x in ov["t_s"] if x is not None]
+        assert ov["joints"] == ["arm", "pendulum"] and 200 < len(t) <= 1100
+        measured = [x for x in ov["measured"][1] if x is not None]
+        simulated = [x for x in ov["simulated"][1] if x is not None]
+        assert max(measured) - min(measured) > 0.5  # the pendulum swung (0.52 rad = 30 deg)
+        assert abs(max(simulated) - max(measured)) < 0.01

@@ -72,6 +72,13 @@ class Mosquitto:
             self.proc.wait(timeout=10)
         self.proc = None
 
+    def crash(self) -> None:
+        """SIGKILL: nothing retained since its last autosave survives."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
 
 @pytest.fixture
 def broker(tmp_path):
@@ -248,3 +255,55 @@ async def test_a_broker_restart_during_a_ten_capture_session_loses_no_result(tmp
     for _, m in dash.messages:  # a duplicate may only be a redelivery of the same message
         assert got.setdefault((m["capture_id"], m["method"]), m["msg_id"]) == m["msg_id"]
     assert sorted(c for c, _ in got) == sorted(r.capture_id for r in results)
+
+
+async def _retained(port: int, topic: str, quiet_s: float = 1.0) -> dict[str, dict]:
+    """What a new subscriber to `topic` gets at once: the retained messages, by topic."""
+    got: dict[str, dict] = {}
+    async with aiomqtt.Client("127.0.0.1", port) as c:
+        await c.subscribe(topic, qos=1)
+        try:
+            async with asyncio.timeout(quiet_s):
+                async for m in c.messages:
+                    if m.retain and m.payload:
+                        got[m.topic.value] = json.loads(m.payload)
+        except TimeoutError:
+            pass
+    return got
+
+
+@pytest.mark.fault(injected="MQTT: the broker crashes (SIGKILL) and comes back without its "
+                            "retained messages",
+                   expected="the service publishes every retained topic again: status, the "
+                            "session, its capture records and overlays, the newest of each")
+@pytest.mark.timeout(60)
+async def test_a_broker_that_lost_its_retained_messages_is_filled_again(tmp_path, broker, until):
+    rig = f"fill-{uuid.uuid4().hex[:6]}"
+    cfg = MqttConfig(url=broker.url, rig_id=rig)
+    response = {"joints": ["arm", "pendulum"], "t_s": [0.0, 0.1], "measured": [[0, 1], [1, 2]],
+                "simulated": [[0, 1], [1, 2]]}
+    async with Courier(cfg, Outbox(tmp_path), backoff=(0.2, 0.5)) as courier:
+        await courier.publish_status("idle")
+        await courier.publish_session("S-old", {"state": "done"})
+        await courier.publish_capture_record("S-old", "c0", {"seq": 1, "status": "done"})
+        courier.forget_retained("S1")  # a new session: the last one's stay on the broker only
+        await courier.publish_session("S1", {"state": "running", "done": 1})
+        for seq in (1, 2):
+            await courier.publish_capture_record("S1", f"c{seq}", {"seq": seq,
+                                                                   "status": "captured"})
+        await courier.publish_capture_record("S1", "c1", {"seq": 1, "status": "done"})
+        await courier.publish_overlay("c1", "shooting", response, "S1")
+        prefix = f"hilrig/{rig}"
+        await until(lambda: courier.connected and not courier._latest, 10, "delivery")
+        before = await _retained(broker.port, f"{prefix}/#")
+        assert len(before) == 7  # status, 2 sessions, 3 records, 1 overlay
+        broker.crash()
+        broker.start()
+        assert await _retained(broker.port, f"{prefix}/#", 0.5) == {}  # the broker kept none
+        await until(lambda: courier.connected and not courier._latest, 20, "a new connection")
+        after = await _retained(broker.port, f"{prefix}/#")
+    assert set(after) == set(before) - {f"{prefix}/session/S-old",
+                                        f"{prefix}/session/S-old/capture/c0"}
+    assert after[f"{prefix}/status"]["state"] == "idle"
+    assert after[f"{prefix}/session/S1/capture/c1"]["status"] == "done"  # the newest
+    assert after[f"{prefix}/result/c1/shooting/overlay"]["measured"] == [[0, 1], [1, 2]]

@@ -9,15 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import time
 import uuid
-from pathlib import Path
 
 import aiomqtt
 import pytest
@@ -28,68 +25,14 @@ from daq.config import MqttConfig
 from daq.mqtt import CommandRouter, Courier, Publisher
 from daq.storage import Outbox
 
-DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "mosquitto"
-USERS = {"hilrig": "s3rvice-pw", "worker": "w0rker-pw", "operator": "0perator-pw",
-         "dashboard": "dashb0ard-pw"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _certs(d: Path) -> None:
-    """A CA and a server certificate for 127.0.0.1, made with openssl."""
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True, timeout=60)
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
-        "-keyout", "ca.key", "-out", "ca.crt")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
-        "server.key", "-out", "server.csr")
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-        "-CAcreateserial", "-days", "2", "-out", "server.crt", "-extfile", "san.ext")
+#: the broker's users and passwords (tests/daq/conftest.py makes them)
+USERS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    d = tmp_path_factory.mktemp("mosquitto")
-    for tool in ("mosquitto", "mosquitto_passwd", "openssl"):
-        if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
-            pytest.fail(f"these tests need {tool} (Debian: mosquitto, openssl)")
-    _certs(d)
-    passwd = d / "hilrig.passwd"
-    passwd.touch()
-    for user, pw in USERS.items():  # as deploy/mosquitto/hilrig.conf says to make them
-        subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, pw], check=True,
-                       timeout=30)
-    plain, tls = _free_port(), _free_port()
-    conf = (DEPLOY / "hilrig.conf").read_text()
-    conf = (conf.replace("/etc/mosquitto/hilrig.passwd", str(passwd))
-            .replace("/etc/mosquitto/hilrig.acl", str(DEPLOY / "hilrig.acl"))
-            .replace("/etc/mosquitto/certs/", f"{d}/")
-            .replace("/var/lib/mosquitto/", f"{d}/")
-            .replace("listener 1883 127.0.0.1", f"listener {plain} 127.0.0.1")
-            .replace("listener 8883", f"listener {tls} 127.0.0.1"))
-    if os.geteuid() == 0:  # as root Mosquitto would drop to its own user, who cannot read
-        conf += "\nuser root\n"  # the test's private files; a deployment keeps the default
-    (d / "mosquitto.conf").write_text(conf)
-    exe = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-    proc = subprocess.Popen([exe, "-c", str(d / "mosquitto.conf")], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", tls)) == 0:
-                break
-        if proc.poll() is not None:
-            pytest.fail(f"the deployed Mosquitto config does not start: {proc.stdout.read()}")
-        time.sleep(0.05)
-    yield {"plain": plain, "tls": tls, "dir": d}
-    proc.terminate()
-    proc.wait(timeout=10)
+def broker(secured_broker):
+    USERS.update(secured_broker.users)
+    return secured_broker
 
 
 def _cfg(broker, user: str | None, rig: str, tls: bool = False, **more) -> MqttConfig:

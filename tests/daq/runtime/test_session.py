@@ -53,10 +53,10 @@ async def _session_with_subscriber(settings, catalog, plan, rig_id):
             async for msg in sub.messages:
                 body = json.loads(msg.payload)
                 parts = msg.topic.value.split("/")
-                if parts[2] == "result" and parts[3] != "latest":
-                    got[msg.topic.value] = body
-                elif parts[2] == "session":
-                    sessions.append(body)
+                if parts[2] == "result" and parts[3] != "latest" and len(parts) == 5:
+                    got[msg.topic.value] = body  # not result/<id>/<method>/overlay
+                elif parts[2] == "session" and len(parts) == 4:
+                    sessions.append(body)  # not session/<id>/capture/<capture id>
 
     listener = asyncio.create_task(listen())
     await asyncio.wait_for(ready.wait(), 10)

@@ -1,0 +1,73 @@
+"""What the page is told at load (``config.json``): the rig and where its broker listens.
+
+The page is a plain MQTT subscriber: it needs the topic prefix and the broker's
+MQTT-over-WebSockets endpoint, nothing of the service's own credentials. With a secured
+broker it asks the person for a broker user (`login`), so no secret is ever served.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from identify import SOFTWARE_VERSION
+
+from ..config import Settings
+from ..mqtt import WEBSOCKETS, Topics
+
+__all__ = ["BrokerEndpoint", "PageConfig", "WSS_PORT", "WS_PORT", "page_config"]
+
+#: the websockets ports of deploy/mosquitto/hilrig.conf (wss) and of a plain listener
+WS_PORT = 9001
+WSS_PORT = 8081
+
+
+class BrokerEndpoint(BaseModel):
+    """Where the browser connects: ``scheme://host:port path`` (host None: the page's host)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scheme: str = Field(pattern=r"^wss?$")
+    host: str | None = None
+    port: int = Field(ge=1, le=65535)
+    path: str = "/"
+    login: bool = Field(description="ask the person for a broker user and password")
+    protocol: int | None = Field(None, description="MQTT 5 or 4 (3.1.1); None: try 5, then 4")
+
+
+class PageConfig(BaseModel):
+    """The body of config.json."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rig_id: str
+    prefix: str
+    software_version: str = SOFTWARE_VERSION
+    broker: BrokerEndpoint
+
+
+def _endpoint_of_url(url: str, login: bool, protocol: int | None) -> BrokerEndpoint:
+    parts = urlsplit(url)
+    secure = parts.scheme == "wss"
+    return BrokerEndpoint(scheme=parts.scheme, host=parts.hostname,
+                          port=parts.port or (WSS_PORT if secure else WS_PORT),
+                          path=parts.path or "/", login=login, protocol=protocol)
+
+
+def page_config(settings: Settings, broker_url: str | None = None) -> PageConfig:
+    """The page's configuration for this rig; `broker_url`: the broker the service uses
+    (an embedded one serves websockets at a url of its own, MQTT 3.1.1 only)."""
+    cfg, dash = settings.mqtt, settings.dashboard
+    login = dash.login if dash.login is not None else cfg.username is not None
+    embedded = WEBSOCKETS.get(broker_url or "")
+    if embedded is not None and dash.ws_url is None:
+        broker = _endpoint_of_url(embedded, login=False, protocol=4)
+    elif dash.ws_url is not None:
+        broker = _endpoint_of_url(dash.ws_url, login=login, protocol=None)
+    else:
+        secure = cfg.tls or cfg.url.startswith("mqtts://")
+        broker = BrokerEndpoint(scheme="wss" if secure else "ws", host=None,
+                                port=WSS_PORT if secure else WS_PORT, login=login)
+    topics = Topics(cfg.rig_id)
+    return PageConfig(rig_id=cfg.rig_id, prefix=topics.prefix, broker=broker)

@@ -1,0 +1,125 @@
+"""The dashboard's page is served from the package: its files, config.json, nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from email.message import Message
+
+import pytest
+
+from daq.config import load_settings
+from daq.dashboard import STATIC_DIR, DashboardServer, page_config
+from daq.mqtt import EmbeddedBroker
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _get(url: str, method: str = "GET") -> tuple[int, Message, bytes]:
+    req = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers, exc.read()
+
+
+@pytest.fixture
+def server():
+    settings = load_settings(None, mqtt={"rig_id": "dash-rig"})
+    with DashboardServer(page_config(settings), "127.0.0.1", 0) as s:
+        yield s
+
+
+def test_the_page_and_every_file_it_loads_are_served_with_a_strict_policy(server):
+    status, headers, body = _get(server.url)
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    policy = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "connect-src 'self' ws: wss:" in policy
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    page = body.decode()
+    assets = re.findall(r'(?:src|href)="([^"#:]+)"', page)
+    assert any(a.endswith(".js") for a in assets) and any(a.endswith(".css") for a in assets)
+    for asset in assets:  # nothing from a CDN: every file the page names is ours
+        status, headers, _ = _get(server.url + asset.removeprefix("./").lstrip("/"))
+        assert status == 200, asset
+        if asset.endswith(".js"):  # a module script needs a JavaScript type
+            assert headers["Content-Type"].startswith("text/javascript"), asset
+
+
+def test_config_json_tells_the_page_its_rig_and_broker_and_no_secret():
+    settings = load_settings(None, mqtt={"rig_id": "r2", "username": "hilrig",
+                                         "password": "s3cret", "tls": True})
+    with DashboardServer(page_config(settings), "127.0.0.1", 0) as s:
+        status, _, body = _get(s.url + "config.json")
+    config = json.loads(body)
+    assert status == 200 and config["rig_id"] == "r2" and config["prefix"] == "hilrig/r2"
+    # a secured broker: wss on the page's own host, and the page asks for a user
+    assert config["broker"] == {"scheme": "wss", "host": None, "port": 8081, "path": "/",
+                                "login": True, "protocol": None}
+    assert b"s3cret" not in body and b"hilrig\"" not in body.replace(b"hilrig/", b"")
+
+
+async def test_the_embedded_broker_opens_websockets_on_localhost_for_the_page():
+    settings = load_settings(None)
+    async with EmbeddedBroker(port=None, ws_port=None) as broker:
+        broker_cfg = page_config(settings, broker.url).broker
+        assert broker.ws_url.startswith("ws://127.0.0.1:")
+        assert (broker_cfg.scheme, broker_cfg.host, broker_cfg.port, broker_cfg.login,
+                broker_cfg.protocol) == ("ws", "127.0.0.1", broker.ws_port, False, 4)
+
+
+@pytest.mark.parametrize("path", ["../pyproject.toml", "%2e%2e/%2e%2e/pyproject.toml",
+                                  "js/", "vendor/", "nothing.js"])
+def test_nothing_outside_the_page_files_is_served(server, path):
+    status, _, body = _get(server.url + path)
+    assert status == 404 and b"[project]" not in body
+
+
+def test_only_reading_is_allowed(server):
+    assert _get(server.url, method="POST")[0] == 501
+    assert _get(server.url, method="DELETE")[0] == 501
+
+
+def test_vendored_libraries_carry_their_licences_and_match_their_recorded_digests():
+    vendor = STATIC_DIR / "vendor"
+    versions = (vendor / "VERSIONS.txt").read_text()
+    recorded = [line.split()[-2:] for line in versions.splitlines()
+                if line.strip() and not line.startswith("#")]  # package version file sha256
+    assert recorded, "VERSIONS.txt lists no file"
+    for name, digest in recorded:
+        assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, name
+    licences = sorted(p.name for p in vendor.iterdir() if "LICENSE" in p.name.upper())
+    assert len(licences) >= 2, licences  # MQTT.js and uPlot
+
+
+def test_hilrig_dashboard_serves_the_page_and_says_where(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "daq.cli", "dashboard", "--http",
+                             "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=tmp_path)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line
+        assert _get(url.group(0))[0] == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_a_bad_http_address_is_one_line_naming_it(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "daq.cli", "dashboard", "--http", "8080"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0 and "'8080'" in run.stderr
+    assert "Traceback" not in run.stderr
