@@ -137,11 +137,12 @@ def _plan_of(args: argparse.Namespace) -> SessionPlan:
 def cmd_session_start(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     plan = _plan_of(args)
+    http = http_of(args, settings)  # a bad address creates no session
     with open_catalog(settings, create=True) as cat:
         session_id = new_session_id()
         cat.add_session(session_id, plan.model_dump_json(), name=plan.name)
     say(f"session {session_id} created")
-    return _run_session_foreground(settings, session_id, http_of(args, settings))
+    return _run_session_foreground(settings, session_id, http)
 
 
 def cmd_session_resume(args: argparse.Namespace) -> int:

@@ -105,7 +105,8 @@ async def wired(settings: Settings, source: Source, say: Callable[[str], None], 
     """
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(source)
-        url = await stack.enter_async_context(resolve_broker(settings.mqtt))
+        url = await stack.enter_async_context(
+            resolve_broker(settings.mqtt, websockets=http is not None))
         rig_id = settings.mqtt.rig_id
         router = CommandRouter(rig_id)
         say(f"{banner} rig {rig_id}, source {source.info.identity}, broker {url}, "

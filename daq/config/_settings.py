@@ -58,7 +58,7 @@ class MqttConfig(_Section):
     telemetry_hz: float = Field(
         100.0, ge=0, le=100, description="live angles and velocities on telemetry; 0: none")
     retained_sessions: int = Field(
-        30, ge=1, le=10_000,
+        10, ge=1, le=10_000,
         description="sessions whose retained topics (progress, capture records, overlays) "
                     "the broker keeps; a new session clears those of older ones")
 

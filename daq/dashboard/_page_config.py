@@ -61,12 +61,14 @@ def page_config(settings: Settings, broker_url: str | None = None) -> PageConfig
     cfg, dash = settings.mqtt, settings.dashboard
     login = dash.login if dash.login is not None else cfg.username is not None
     embedded = WEBSOCKETS.get(broker_url or "")
-    if embedded is not None and dash.ws_url is None:
+    if embedded is not None:  # the broker this process runs is the one with the data
         broker = _endpoint_of_url(embedded, login=False, protocol=4)
     elif dash.ws_url is not None:
         broker = _endpoint_of_url(dash.ws_url, login=login, protocol=None)
     else:
-        secure = cfg.tls or cfg.url.startswith("mqtts://")
+        # a broker with users is deploy/mosquitto/hilrig.conf's: wss only (a password never
+        # crosses the network in clear)
+        secure = cfg.tls or cfg.url.startswith("mqtts://") or login
         broker = BrokerEndpoint(scheme="wss" if secure else "ws", host=None,
                                 port=WSS_PORT if secure else WS_PORT, login=login)
     topics = Topics(cfg.rig_id)

@@ -104,7 +104,8 @@ class DashboardServer:
 
     def start(self) -> DashboardServer:
         if not (STATIC_DIR / "index.html").is_file():
-            raise RuntimeError(f"the dashboard's page is missing from {STATIC_DIR}")
+            raise ConnectionError(f"cannot serve the dashboard: its page is missing from "
+                                  f"{STATIC_DIR} (a broken install)")
         try:
             server = _Server((self.host, self.port), _Handler)
         except OSError as exc:

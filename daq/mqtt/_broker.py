@@ -1,8 +1,8 @@
 """Finding an MQTT broker: probe the configured one, else start an embedded amqtt broker.
 
 The embedded broker is a fallback for a bench machine with no Mosquitto. It runs in
-this process, listens on 127.0.0.1 only (never 0.0.0.0), over TCP and over WebSockets
-(for the dashboard's page: port 9001 when free), speaks MQTT 3.1.1 only (amqtt
+this process, listens on 127.0.0.1 only (never 0.0.0.0), over TCP and, when this process
+serves the dashboard, over WebSockets (port 9001 when free), speaks MQTT 3.1.1 only (amqtt
 rejects MQTT 5 and 3.1 CONNECTs), keeps retained messages in memory only (lost when
 the service stops) and has no authentication. Retained messages and the last will
 (retained) work on it.
@@ -11,6 +11,7 @@ the service stops) and has no authentication. Retained messages and the last wil
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -150,8 +151,13 @@ class EmbeddedBroker:
     ``url`` is set once entered. Anonymous clients are allowed; no $SYS topics.
     """
 
-    def __init__(self, port: int | None = None, ws_port: int | None = WS_PORT) -> None:
+    def __init__(self, port: int | None = None, *, websockets: bool = False,
+                 ws_port: int | None = WS_PORT) -> None:
         self._wanted_port = port
+        # MQTT over WebSockets only when this process serves the dashboard: any web page
+        # open in a browser on this machine can reach a localhost websocket, and the
+        # embedded broker has no users
+        self._websockets = websockets
         self._wanted_ws_port = ws_port
         self._broker: Any = None  # amqtt.broker.Broker (untyped), imported lazily
         self.port: int | None = None
@@ -185,11 +191,14 @@ class EmbeddedBroker:
             self._wanted_ws_port) else []
         last_error: Exception | None = None
         for port in candidates:
-            ws_port = ws_candidates.pop() if ws_candidates else _free_port()
+            listeners: dict[str, Any] = {"default": {"type": "tcp",
+                                                     "bind": f"{LOCALHOST}:{port}"}}
+            ws_port = None
+            if self._websockets:  # for the dashboard's page, on 127.0.0.1 only too
+                ws_port = ws_candidates.pop() if ws_candidates else _free_port()
+                listeners["ws"] = {"type": "ws", "bind": f"{LOCALHOST}:{ws_port}"}
             broker = Broker({
-                # the websockets listener, for the dashboard's page, on 127.0.0.1 only too
-                "listeners": {"default": {"type": "tcp", "bind": f"{LOCALHOST}:{port}"},
-                              "ws": {"type": "ws", "bind": f"{LOCALHOST}:{ws_port}"}},
+                "listeners": listeners,
                 "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin":
                             {"allow_anonymous": True}},
             })
@@ -197,10 +206,13 @@ class EmbeddedBroker:
                 await broker.start()
             except (BrokerError, OSError) as exc:
                 last_error = exc
+                with contextlib.suppress(Exception):  # a listener it opened is let go
+                    await broker.shutdown()
                 continue
             self._broker, self.port, self.ws_port = broker, port, ws_port
             V311_ONLY.add(self.url)
-            WEBSOCKETS[self.url] = self.ws_url
+            if ws_port is not None:
+                WEBSOCKETS[self.url] = self.ws_url
             self._quiet_handler(asyncio.get_running_loop())
             return self
         raise RuntimeError(f"could not start the embedded MQTT broker on {LOCALHOST}: "
@@ -237,12 +249,13 @@ class EmbeddedBroker:
 
 
 @asynccontextmanager
-async def resolve_broker(cfg: MqttConfig) -> AsyncIterator[str]:
+async def resolve_broker(cfg: MqttConfig, *, websockets: bool = False) -> AsyncIterator[str]:
     """Yield the url of a broker to use: cfg.url if a broker answers there in time.
 
     If nothing answers within cfg.connect_timeout_s and cfg.embedded_fallback is set,
-    start an EmbeddedBroker on 127.0.0.1 (on cfg.url's port if free, else a free port),
-    log a WARNING saying where, yield its url and shut it down on exit. Without the
+    start an EmbeddedBroker on 127.0.0.1 (on cfg.url's port if free, else a free port;
+    with a websockets listener when `websockets`: a process serving the dashboard), log
+    a WARNING saying where, yield its url and shut it down on exit. Without the
     fallback, raise ConnectionError. Only the start is checked: a broker that goes away
     later is not replaced.
     """
@@ -258,8 +271,9 @@ async def resolve_broker(cfg: MqttConfig) -> AsyncIterator[str]:
     if not cfg.embedded_fallback:
         raise ConnectionError(f"no MQTT broker answers at {cfg.url} within "
                               f"{cfg.connect_timeout_s:g} s (mqtt.embedded_fallback is off)")
-    async with EmbeddedBroker(port) as broker:
-        log.warning("no MQTT broker answers at %s: started an embedded broker at %s, "
-                    "websockets for dashboards at %s (listening on %s only; retained "
-                    "messages kept in memory)", cfg.url, broker.url, broker.ws_url, LOCALHOST)
+    async with EmbeddedBroker(port, websockets=websockets) as broker:
+        log.warning("no MQTT broker answers at %s: started an embedded broker at %s%s "
+                    "(listening on %s only; retained messages kept in memory)", cfg.url,
+                    broker.url, f", websockets for dashboards at {broker.ws_url}"
+                    if broker.ws_port is not None else "", LOCALHOST)
         yield broker.url

@@ -50,6 +50,9 @@ __all__ = ["Courier"]
 
 log = logging.getLogger("hilrig.mqtt")
 
+#: retained (latest-class) messages sent before the outbox and telemetry get a turn
+LATEST_BATCH = 50
+
 
 class _Lost(Exception):
     """A publish was not acknowledged: reconnect."""
@@ -353,7 +356,9 @@ class Courier:
                 if not await pub.send(topic, payload, retain=False, correlation=correlation):
                     raise _Lost(f"no ack for {topic}")
                 self._replies.popleft()
-            for topic, (payload, retain) in list(self._latest.items()):
+            # a batch at a time: after a reconnection (all retained topics again) or a
+            # clean-up of old sessions, replies, results and telemetry still go between
+            for topic, (payload, retain) in list(self._latest.items())[:LATEST_BATCH]:
                 if not await pub.send(topic, payload, retain=retain):
                     raise _Lost(f"no ack for {topic}")
                 if self._latest.get(topic, (None,))[0] is payload:

@@ -51,6 +51,9 @@ class JobPayload(Envelope):
     capture_b64: str = Field(description="the HDF5 capture file, base64")
 
     worker: str | None = Field(None, description="the worker it is assigned to")
+    with_response: bool = Field(
+        False, description="send each result's response (contract 1.1 rigs); a 1.0 rig "
+                           "refuses result keys it does not know")
 
     @classmethod
     def from_file(cls, path: Path, **fields: Any) -> JobPayload:

@@ -84,7 +84,7 @@ class JobOffload:
         payload = JobPayload.from_file(
             outcome.path, rig_id=self.topics.rig_id, job_id=job.capture_id,
             capture_id=job.capture_id, methods=sorted(job.methods_left), attempt=job.attempt,
-            worker=worker,
+            worker=worker, with_response=True,
             session_id=self.publication.ids(job.capture_id).get("session_id")).to_json()
         self.say(f"capture {job.capture_id}: offloaded to worker {worker}"
                  + (f" (attempt {job.attempt})" if job.attempt > 1 else ""))

@@ -10,7 +10,7 @@ changed, so a resumed session publishes what an earlier run left too.
 
 from __future__ import annotations
 
-import json
+import logging
 from typing import Any
 
 from identify import IdentificationResult
@@ -22,9 +22,11 @@ from ._publication import Publication
 __all__ = ["PRUNE_BATCH", "CaptureRecords", "capture_record", "prune_retained",
            "result_summary"]
 
-#: sessions past the retention whose topics one new session clears: each new session
-#: pushes one out, so this covers a lowered `mqtt.retained_sessions` too
+#: sessions past the retention whose topics one new session clears at most (each once:
+#: the catalog marks it), so a catalog of many old sessions is cleared over a few starts
 PRUNE_BATCH = 20
+
+log = logging.getLogger("hilrig.session")
 
 
 def result_summary(result: IdentificationResult) -> dict[str, Any]:
@@ -49,47 +51,66 @@ def capture_record(row: CaptureRow, results: dict[str, dict[str, Any]]) -> dict[
 
 
 class CaptureRecords:
-    """Publishes each capture of one session, and each result's overlay, when it changes."""
+    """Publishes each capture of one session, and each result's overlay, when it changes.
+
+    A record is compared by its catalog fields and its results' ids, not by its JSON, so
+    a long session's update costs one query; a failure here is logged, never raised (a
+    consumer must not end acquisition).
+    """
 
     def __init__(self, catalog: Catalog, session_id: str, publication: Publication) -> None:
         self.catalog, self.session_id, self.publication = catalog, session_id, publication
-        self._sent: dict[str, str] = {}  # capture id -> the record last published (JSON)
+        self._sent: dict[str, tuple[Any, ...]] = {}  # capture id -> what it was published as
         self._results: dict[str, dict[str, dict[str, Any]]] = {}  # capture -> method -> summary
+        self._result_ids: dict[str, tuple[int, ...]] = {}  # capture -> ids of its results
         self._last_result = 0  # results are read once each, in the order they were added
 
     def update(self) -> None:
         """Publish the records (and overlays) that changed since the last call."""
+        try:
+            self._update()
+        except Exception:  # noqa: BLE001 - the session goes on; the next update retries
+            log.exception("publishing the capture records of session %s failed",
+                          self.session_id)
+
+    def _update(self) -> None:
         for row in self.catalog.results(session_id=self.session_id,
                                         after_id=self._last_result):
-            self._last_result = row.result_id
             result = row.result()
             self._results.setdefault(row.capture_id, {})[row.method] = result_summary(result)
+            self._result_ids[row.capture_id] = (*self._result_ids.get(row.capture_id, ()),
+                                                row.result_id)
             if result.response is not None:
                 self.publication.overlay(row.capture_id, row.method,
                                          result.response.model_dump(mode="json"),
                                          self.session_id)
+            self._last_result = row.result_id
         for cap in self.catalog.captures(self.session_id):
-            record = capture_record(cap, self._results.get(cap.capture_id, {}))
-            text = json.dumps(record, sort_keys=True)
-            if self._sent.get(cap.capture_id) != text:
-                self._sent[cap.capture_id] = text
-                self.publication.capture_record(self.session_id, cap.capture_id, record)
+            key = (cap.status, cap.error, cap.ended_utc, cap.duration_s, cap.samples,
+                   cap.lost_samples, (cap.summary or {}).get("gaps"),
+                   self._result_ids.get(cap.capture_id, ()))
+            if self._sent.get(cap.capture_id) != key:
+                self._sent[cap.capture_id] = key
+                self.publication.capture_record(
+                    self.session_id, cap.capture_id,
+                    capture_record(cap, self._results.get(cap.capture_id, {})))
 
 
 def prune_retained(catalog: Catalog, publication: Publication, topics: Topics, *,
                    current: str, keep: int) -> list[str]:
-    """Clear the retained topics of the sessions beyond the newest `keep` (counting
-    `current`) from the broker: their progress, capture records and overlays. The catalog
-    and the files keep everything; the broker keeps a bounded window. Returns the sessions
-    cleared."""
+    """Clear from the broker the retained topics of the sessions beyond the newest `keep`
+    (counting `current`): their progress, capture records and overlays; each session once
+    (the catalog marks it), at most PRUNE_BATCH per call. The catalog and the files keep
+    everything; the broker keeps a bounded window. Returns the sessions cleared."""
     others = sorted((s for s in catalog.sessions() if s.session_id != current),
                     key=lambda s: (s.created_utc, s.session_id), reverse=True)
-    old = [s.session_id for s in others[max(0, keep - 1):][:PRUNE_BATCH]]
+    old = [s.session_id for s in others[max(0, keep - 1):]
+           if s.retained_cleared_utc is None][:PRUNE_BATCH]
     cleared: list[str] = []
     for sid in old:
         cleared.append(topics.session(sid))
         cleared += [topics.capture_record(sid, c.capture_id) for c in catalog.captures(sid)]
-        cleared += [topics.overlay(r.capture_id, r.method)
-                    for r in catalog.results(session_id=sid)]
+        cleared += [topics.overlay(c, m) for c, m in catalog.result_keys(sid)]
+        catalog.mark_retained_cleared(sid)
     publication.clear_retained(cleared)
     return old

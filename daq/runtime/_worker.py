@@ -118,8 +118,8 @@ async def _publish(client: aiomqtt.Client, job: JobPayload, result: Identificati
     never for it)."""
     messages = MessageBuilder(job.rig_id, SOFTWARE_VERSION)
     msg_id = f"result/{job.capture_id}/{result.method}/job/{job.job_id}"
-    _, payload = messages.result(job.capture_id, result.method, result, with_response=True,
-                                 msg_id=msg_id,
+    _, payload = messages.result(job.capture_id, result.method, result,
+                                 with_response=job.with_response, msg_id=msg_id,
                                  job_id=job.job_id, worker=worker)
     await client.publish(messages.topics.job_result(job.capture_id, result.method), payload,
                          qos=1)

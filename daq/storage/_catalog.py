@@ -31,7 +31,7 @@ __all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", 
            "SessionRow"]
 
 CATALOG_NAME = "catalog.sqlite"
-SCHEMA_VERSION = 2  # 2: results.queued_utc
+SCHEMA_VERSION = 3  # 2: results.queued_utc; 3: sessions.retained_cleared_utc
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     updated_utc      TEXT NOT NULL,
     software_version TEXT NOT NULL,
     pid              INTEGER,
-    stop_requested   INTEGER NOT NULL DEFAULT 0
+    stop_requested   INTEGER NOT NULL DEFAULT 0,
+    retained_cleared_utc TEXT                -- its retained MQTT topics deleted then
 );
 CREATE TABLE IF NOT EXISTS captures (
     capture_id       TEXT PRIMARY KEY,
@@ -109,6 +110,7 @@ class SessionRow:
     software_version: str
     pid: int | None
     stop_requested: bool
+    retained_cleared_utc: str | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +210,8 @@ class Catalog:
                 if version == 1:  # results of schema 1 were published as they were added
                     conn.execute("ALTER TABLE results ADD COLUMN queued_utc TEXT")
                     conn.execute("UPDATE results SET queued_utc = created_utc")
+                if 1 <= version <= 2:
+                    conn.execute("ALTER TABLE sessions ADD COLUMN retained_cleared_utc TEXT")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise CatalogError(f"{path}: cannot open the catalog: {exc}") from None
@@ -250,6 +254,17 @@ class Catalog:
         ids = [r[0] for r in self._conn.execute(
             "SELECT session_id FROM sessions ORDER BY created_utc, session_id")]
         return [self.session(i) for i in ids]
+
+    def mark_retained_cleared(self, session_id: str) -> None:
+        """The session's retained MQTT topics were deleted from the broker."""
+        self._write("UPDATE sessions SET retained_cleared_utc = ? WHERE session_id = ?",
+                    utc_now(), session_id)
+
+    def result_keys(self, session_id: str) -> list[tuple[str, str]]:
+        """(capture_id, method) of every result of a session, without reading the results."""
+        return [(r[0], r[1]) for r in self._conn.execute(
+            "SELECT DISTINCT r.capture_id, r.method FROM results r JOIN captures c "
+            "USING (capture_id) WHERE c.session_id = ?", (session_id,))]
 
     def latest_session(self) -> SessionRow:
         row = self._one("SELECT session_id FROM sessions ORDER BY created_utc DESC, "

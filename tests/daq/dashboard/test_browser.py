@@ -102,16 +102,7 @@ def _rows(page) -> dict[str, str]:
         "rows => Object.fromEntries(rows.map(r => [r.dataset.captureId, r.dataset.status]))")
 
 
-def _wait(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
-
-
-def _confirm(page, button: str) -> str:
+def _confirm(page, button: str, wait_until) -> str:
     """Click an operator button, confirm, and return the one-line reply the page shows."""
     before = page.inner_text("#command-line")
     page.click(button)
@@ -120,12 +111,12 @@ def _confirm(page, button: str) -> str:
         text = page.inner_text("#command-line")
         return text if text != before and "waiting" not in text else None
 
-    return _wait(reply, 15, f"the reply to {button}")
+    return wait_until(reply, 15, f"the reply to {button}")
 
 
 @pytest.mark.timeout(400)
 def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, browser,
-                                                               tmp_path):
+                                                               tmp_path, wait_until):
     from .test_server import free_port
 
     broker, users = secured_broker, secured_broker.users
@@ -147,12 +138,12 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
         # the live angles move: telemetry arrives and the arm's angle changes
         first = int(page.get_attribute("#live", "data-samples") or 0)
         thetas = set()
-        _wait(lambda: thetas.add(page.get_attribute("#live", "data-theta0")) or len(thetas) > 3,
-              60, "the arm's angle to change")
+        wait_until(lambda: thetas.add(page.get_attribute("#live", "data-theta0"))
+                   or len(thetas) > 3, 60, "the arm's angle to change")
         assert int(page.get_attribute("#live", "data-samples") or 0) > first
 
         # capture 1 done: the broker crashes, and comes back having kept nothing retained
-        _wait(lambda: "done" in _rows(page).values(), 120, "capture 1 to be done")
+        wait_until(lambda: "done" in _rows(page).values(), 120, "capture 1 to be done")
         n_errors = len(errors)
         broker.kill()
         page.wait_for_selector('#broker-state:not([data-state="connected"])', timeout=20_000)
@@ -166,18 +157,18 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
 
         # the operator pauses and resumes the session: each reply in one line
         for verb in ("session/pause", "session/resume"):
-            reply = _confirm(page, f"#controls [data-verb='{verb}']")
+            reply = _confirm(page, f"#controls [data-verb='{verb}']", wait_until)
             assert re.search(rf"{verb}\W.*ok", reply), reply
 
         service.wait_for(r"session \S+: done", 240)
-        _wait(lambda: list(_rows(page).values()) == ["done"] * CAPTURES, 60,
-              "every capture done on the page")
+        wait_until(lambda: list(_rows(page).values()) == ["done"] * CAPTURES, 60,
+                   "every capture done on the page")
 
         # a page opened after the crash reads the whole session from retained messages
         fresh_errors: list[str] = []
         fresh = _open(browser, lab_url, "operator", users["operator"], fresh_errors)
-        rows = _wait(lambda: len(_rows(fresh)) == CAPTURES and _rows(fresh), 30,
-                     "the fresh page to show every capture")
+        rows = wait_until(lambda: len(_rows(fresh)) == CAPTURES and _rows(fresh), 30,
+                          "the fresh page to show every capture")
         assert list(rows.values()) == ["done"] * CAPTURES
         for capture_id in rows:  # each result with its parameters' intervals, and overlay
             fresh.click(f'#captures tr[data-capture-id="{capture_id}"]')
@@ -185,8 +176,8 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
             mu = fresh.wait_for_selector('#capture-detail tr[data-parameter="mu_d1"]')
             assert re.search(r"\[\s*[0-9.e-]+\s*,\s*[0-9.e-]+\s*\]", mu.inner_text())
             assert fresh.locator("#capture-detail tr.not-identifiable").count() >= 2  # Fn_t
-            _wait(lambda: int(fresh.get_attribute("#overlay-plot", "data-points") or 0) > 200,
-                  20, "the overlay")
+            wait_until(lambda: int(fresh.get_attribute("#overlay-plot", "data-points") or 0)
+                       > 200, 20, "the overlay")
         points = fresh.eval_on_selector_all(
             ".trend-plot", "ps => Object.fromEntries(ps.map(p => [p.dataset.parameter, "
                            "Number(p.dataset.points)]))")
@@ -226,7 +217,7 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
 
 
 @pytest.mark.timeout(180)
-def test_on_a_bare_laptop_the_page_reads_the_embedded_broker(browser, tmp_path):
+def test_on_a_bare_laptop_the_page_reads_the_embedded_broker(browser, tmp_path, wait_until):
     # `make run` with no broker: the service starts the embedded one, whose websockets
     # listener (127.0.0.1 only, MQTT 3.1.1, no users) the page uses without a login
     from .test_server import free_port
@@ -242,9 +233,9 @@ def test_on_a_bare_laptop_the_page_reads_the_embedded_broker(browser, tmp_path):
     threading.Thread(target=lambda: lines.extend(proc.stdout or []), daemon=True).start()
     errors: list[str] = []
     try:
-        url = _wait(lambda: next((m.group(1) for line in lines
-                                  if (m := re.search(r"dashboard: (http://\S+)", line))), None),
-                    60, "the dashboard's address")
+        url = wait_until(lambda: next((m.group(1) for line in lines
+                                       if (m := re.search(r"dashboard: (http://\S+)", line))),
+                                      None), 60, "the dashboard's address")
         assert any(re.search(r"websockets for dashboards at ws://127\.0\.0\.1:\d+/", line)
                    for line in lines), lines  # said where, on localhost only
         page = browser.new_page()
@@ -254,8 +245,8 @@ def test_on_a_bare_laptop_the_page_reads_the_embedded_broker(browser, tmp_path):
         assert page.locator("#login:visible").count() == 0  # no users on the embedded broker
         page.wait_for_selector('#broker-state[data-state="connected"]', timeout=15_000)
         page.wait_for_selector('#role[data-role="operator"]', timeout=20_000)
-        _wait(lambda: int(page.get_attribute("#live", "data-samples") or 0) > 200, 30,
-              "telemetry on the page")
+        wait_until(lambda: int(page.get_attribute("#live", "data-samples") or 0) > 200, 30,
+                   "telemetry on the page")
         assert not errors, errors
     finally:
         proc.terminate()

@@ -70,9 +70,22 @@ def test_config_json_tells_the_page_its_rig_and_broker_and_no_secret():
     assert b"s3cret" not in body and b"hilrig\"" not in body.replace(b"hilrig/", b"")
 
 
+def test_a_broker_with_users_is_reached_over_wss_as_the_shipped_mosquitto_serves_it():
+    # deploy/mosquitto/hilrig.conf: users, and websockets on 8081 with TLS only; the page
+    # never sends a password in clear, even when the service itself talks plain MQTT on
+    # the lab PC's loopback
+    settings = load_settings(None, mqtt={"username": "hilrig", "password": "pw"})
+    broker = page_config(settings).broker
+    assert (broker.scheme, broker.port, broker.login) == ("wss", 8081, True)
+    anonymous = page_config(load_settings(None)).broker
+    assert (anonymous.scheme, anonymous.port, anonymous.login) == ("ws", 9001, False)
+
+
 async def test_the_embedded_broker_opens_websockets_on_localhost_for_the_page():
+    async with EmbeddedBroker(port=None) as plain:  # not asked: no websocket to reach
+        assert plain.ws_port is None
     settings = load_settings(None)
-    async with EmbeddedBroker(port=None, ws_port=None) as broker:
+    async with EmbeddedBroker(port=None, websockets=True, ws_port=None) as broker:
         broker_cfg = page_config(settings, broker.url).broker
         assert broker.ws_url.startswith("ws://127.0.0.1:")
         assert (broker_cfg.scheme, broker_cfg.host, broker_cfg.port, broker_cfg.login,

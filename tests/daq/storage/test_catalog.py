@@ -118,12 +118,28 @@ def test_results_of_a_schema_1_catalog_count_as_published(tmp_path):
         cat.add_result(_result(), capture_id="c1")
     raw = sqlite3.connect(tmp_path / CATALOG_NAME)  # as the previous version left it
     raw.execute("ALTER TABLE results DROP COLUMN queued_utc")
+    raw.execute("ALTER TABLE sessions DROP COLUMN retained_cleared_utc")
     raw.execute("PRAGMA user_version=1")
     raw.commit()
     raw.close()
     with Catalog.open(tmp_path) as cat:
         (row,) = cat.results()
         assert row.queued_utc == row.created_utc  # it was published when it was added
+        assert cat.session("S1").retained_cleared_utc is None
     raw = sqlite3.connect(tmp_path / CATALOG_NAME)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
     raw.close()
+
+
+def test_a_schema_2_catalog_gains_the_retained_mark_and_keeps_its_rows(tmp_path):
+    with Catalog.open(tmp_path) as cat:
+        cat.add_session("S1", "{}")
+    raw = sqlite3.connect(tmp_path / CATALOG_NAME)  # as hilrig of contract 1.0 left it
+    raw.execute("ALTER TABLE sessions DROP COLUMN retained_cleared_utc")
+    raw.execute("PRAGMA user_version=2")
+    raw.commit()
+    raw.close()
+    with Catalog.open(tmp_path) as cat:
+        assert cat.session("S1").retained_cleared_utc is None
+        cat.mark_retained_cleared("S1")
+        assert cat.session("S1").retained_cleared_utc

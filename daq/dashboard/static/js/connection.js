@@ -62,7 +62,9 @@ export function createConnection({ store, url, protocol, credentials, onMessage,
     protocolVersion: version,
     reconnectPeriod: RECONNECT_MS,
     connectTimeout: CONNECT_TIMEOUT_MS,
-    keepalive: 30,
+    // long enough that a hidden tab, whose timers Chromium runs about once a minute, still
+    // pings in time while the service is offline and nothing else arrives (1.5 x 120 s)
+    keepalive: 120,
     timerVariant: keepaliveTimer, // see keepalive.js: no blob: worker under our CSP
     resubscribe: false, // see the header: we send our own set on every connect
     // retry after a refused CONNACK too (a broker starting up, "server busy", v5 refused);
