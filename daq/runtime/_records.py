@@ -31,7 +31,8 @@ log = logging.getLogger("hilrig.session")
 
 def result_summary(result: IdentificationResult) -> dict[str, Any]:
     """What a capture record keeps of a result: its parameters, fit and warnings."""
-    body = result.model_dump(mode="json", by_alias=True)
+    # only the fields kept: the response (about 40 kB) and the diagnostics stay out
+    body = result.model_dump(mode="json", include={"fit_percent", "parameters", "rig"})
     return {"rig_kind": result.rig_kind, "created_utc": result.created_utc,
             "compute_seconds": round(result.compute_seconds, 3),
             "fit_percent": body["fit_percent"], "parameters": body["parameters"],
