@@ -19,7 +19,7 @@ from pathlib import Path
 from drivers import Source
 
 from ..config import Settings
-from ..dashboard import DashboardServer, page_config, parse_http_address, serving
+from ..dashboard import DashboardServer, page_config, page_gate, parse_http_address, serving
 from ..mqtt import CommandRouter, Courier, resolve_broker
 from ..storage import Outbox
 from ._usage import UsageError
@@ -106,13 +106,15 @@ async def wired(settings: Settings, source: Source, say: Callable[[str], None], 
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(source)
         url = await stack.enter_async_context(
-            resolve_broker(settings.mqtt, websockets=http is not None))
+            resolve_broker(settings.mqtt, websockets=http is not None,
+                           page_role=settings.dashboard.embedded_role))
         rig_id = settings.mqtt.rig_id
         router = CommandRouter(rig_id)
         say(f"{banner} rig {rig_id}, source {source.info.identity}, broker {url}, "
             f"topics {router.topics.all}")
         if http is not None:
-            page = await stack.enter_async_context(serving(page_config(settings, url), http))
+            page = await stack.enter_async_context(
+                serving(page_config(settings, url), http, gate=page_gate(url)))
             say(f"dashboard: {page.url} (broker websockets {page_endpoint(page)})")
         outbox = Outbox(Path(settings.storage.directory))
         stack.callback(outbox.close)

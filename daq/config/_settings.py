@@ -8,7 +8,7 @@ from __future__ import annotations
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -154,6 +154,10 @@ class DashboardConfig(_Section):
     login: bool | None = Field(
         None, description="the page asks for a broker user and password; default: when "
                           "mqtt.username is set (a secured broker)")
+    embedded_role: Literal["operator", "dashboard"] = Field(
+        "operator", description="with the embedded broker, what the page this process serves "
+                                "may do: operator (read, and command with a confirmation) "
+                                "or dashboard (read only); no other page may connect")
 
 
 class Settings(BaseSettings):

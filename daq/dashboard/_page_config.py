@@ -2,7 +2,9 @@
 
 The page is a plain MQTT subscriber: it needs the topic prefix and the broker's
 MQTT-over-WebSockets endpoint, nothing of the service's own credentials. With a secured
-broker it asks the person for a broker user (`login`), so no secret is ever served.
+broker it asks the person for a broker user (`login`). With this process's embedded
+broker the server adds the page's own login (a token made when the broker started,
+good for that broker's websockets listener only) to a page loaded from this machine.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from identify import SOFTWARE_VERSION
 
 from ..config import Settings
-from ..mqtt import WEBSOCKETS, Topics
+from ..mqtt import WEBSOCKETS, PageGate, Topics
 
-__all__ = ["BrokerEndpoint", "PageConfig", "WSS_PORT", "WS_PORT", "page_config"]
+__all__ = ["BrokerEndpoint", "PageConfig", "WSS_PORT", "WS_PORT", "page_config", "page_gate"]
 
 #: the websockets ports of deploy/mosquitto/hilrig.conf (wss) and of a plain listener
 WS_PORT = 9001
@@ -34,6 +36,9 @@ class BrokerEndpoint(BaseModel):
     path: str = "/"
     login: bool = Field(description="ask the person for a broker user and password")
     protocol: int | None = Field(None, description="MQTT 5 or 4 (3.1.1); None: try 5, then 4")
+    username: str | None = Field(None, description="the page's login to this process's "
+                                 "embedded broker (a page loaded from a loopback address only)")
+    password: str | None = None
 
 
 class PageConfig(BaseModel):
@@ -62,7 +67,7 @@ def page_config(settings: Settings, broker_url: str | None = None) -> PageConfig
     login = dash.login if dash.login is not None else cfg.username is not None
     embedded = WEBSOCKETS.get(broker_url or "")
     if embedded is not None:  # the broker this process runs is the one with the data
-        broker = _endpoint_of_url(embedded, login=False, protocol=4)
+        broker = _endpoint_of_url(embedded[0], login=False, protocol=4)
     elif dash.ws_url is not None:
         broker = _endpoint_of_url(dash.ws_url, login=login, protocol=None)
     else:
@@ -73,3 +78,9 @@ def page_config(settings: Settings, broker_url: str | None = None) -> PageConfig
                                 port=WSS_PORT if secure else WS_PORT, login=login)
     topics = Topics(cfg.rig_id)
     return PageConfig(rig_id=cfg.rig_id, prefix=topics.prefix, broker=broker)
+
+
+def page_gate(broker_url: str | None) -> PageGate | None:
+    """The gate of this process's embedded broker at `broker_url` (None: another broker)."""
+    embedded = WEBSOCKETS.get(broker_url or "")
+    return embedded[1] if embedded is not None else None

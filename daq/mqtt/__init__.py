@@ -6,8 +6,6 @@ connection at a time, reconnects, and keeps what must not be lost in the outbox.
 """
 
 from ._broker import (
-    WEBSOCKETS,
-    EmbeddedBroker,
     client_options,
     parse_mqtt_url,
     probe_broker,
@@ -24,9 +22,11 @@ from ._commands import (
     SessionStartRequest,
 )
 from ._courier import Courier
+from ._embedded_broker import WEBSOCKETS, EmbeddedBroker
 from ._jobs import Job, JobPayload, PendingJobs, WorkerPayload, result_from_message
 from ._messages import Message, MessageBuilder
 from ._monitor import monitor
+from ._page_gate import PageGate, Role
 from ._payloads import (
     PAYLOADS,
     CapturePayload,
@@ -51,7 +51,8 @@ __all__ = [
     "CaptureRecordPayload", "OverlayPayload", "worker_jobs",
     "worker_ready", "CapturePayload", "CommandRefused", "CommandReply", "CommandRouter",
     "Courier", "EmbeddedBroker", "Envelope", "EventPayload", "IdentifyRequest", "Job",
-    "JobPayload", "Message", "MessageBuilder", "PendingJobs", "Publisher", "Request",
+    "JobPayload", "Message", "MessageBuilder", "PageGate", "PendingJobs", "Publisher",
+    "Request", "Role",
     "ResultPayload", "SessionPayload", "SessionStartRequest", "State", "StatusPayload",
     "TelemetryPayload", "Topics", "check_level", "client_options", "dump_json", "jsonable",
     "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker", "result_from_message",

@@ -1,44 +1,28 @@
 """Finding an MQTT broker: probe the configured one, else start an embedded amqtt broker.
 
-The embedded broker is a fallback for a bench machine with no Mosquitto. It runs in
-this process, listens on 127.0.0.1 only (never 0.0.0.0), over TCP and, when this process
-serves the dashboard, over WebSockets (port 9001 when free), speaks MQTT 3.1.1 only (amqtt
-rejects MQTT 5 and 3.1 CONNECTs), keeps retained messages in memory only (lost when
-the service stops) and has no authentication. Retained messages and the last will
-(retained) work on it.
+The embedded broker (_embedded_broker.py) is a fallback for a bench machine with no
+Mosquitto: in this process, on 127.0.0.1 only, over TCP and, when this process serves
+the dashboard, over WebSockets for that page alone.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..config import MqttConfig
+from ._embedded_broker import LOCALHOST, EmbeddedBroker, format_url
+from ._page_gate import PageGate, Role
 
 log = logging.getLogger("hilrig.mqtt")
 
 DEFAULT_PORT = 1883
 TLS_PORT = 8883
-LOCALHOST = "127.0.0.1"
-#: Loggers of the embedded broker and its state machine, held at WARNING unless set.
-_QUIET_LOGGERS = ("amqtt", "transitions")
-#: Broker urls known to speak MQTT 3.1.1 only (the embedded broker, brokers that refused
-#: v5 in this process): clients connect with 3.1.1 straight away instead of a v5 CONNECT
-#: that such a broker ignores until the connect timeout
-V311_ONLY: set[str] = set()
-#: the MQTT-over-WebSockets url of an embedded broker, by its MQTT url: where the
-#: dashboard's page connects when this process runs the broker
-WEBSOCKETS: dict[str, str] = {}
-#: the websockets port an embedded broker tries first (Mosquitto's usual one)
-WS_PORT = 9001
 
 
 def parse_mqtt_url(url: str) -> tuple[str, int]:
@@ -86,10 +70,6 @@ def client_options(cfg: MqttConfig, url: str | None = None) -> dict[str, Any]:
     return opts
 
 
-def _format_url(host: str, port: int) -> str:
-    return f"mqtt://[{host}]:{port}" if ":" in host else f"mqtt://{host}:{port}"
-
-
 async def probe_broker(host: str, port: int, timeout_s: float) -> bool:
     """True if an MQTT broker at host:port answers a CONNECT with a CONNACK in time.
 
@@ -113,7 +93,7 @@ async def probe_broker(host: str, port: int, timeout_s: float) -> bool:
                 return False
             if connack[3] != 0:
                 log.warning("MQTT broker at %s refused the probe's connection (CONNACK %d)",
-                            _format_url(host, port), connack[3])
+                            format_url(host, port), connack[3])
             writer.write(b"\xe0\x00")  # DISCONNECT
             await writer.drain()
             return True
@@ -128,133 +108,15 @@ async def probe_broker(host: str, port: int, timeout_s: float) -> bool:
                 pass
 
 
-def _port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio.start_server
-        try:
-            s.bind((LOCALHOST, port))
-        except OSError:
-            return False
-        return True
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOCALHOST, 0))
-        return int(s.getsockname()[1])
-
-
-class EmbeddedBroker:
-    """An in-process amqtt broker on 127.0.0.1, as an async context manager.
-
-    ``port`` is tried first when given and free; otherwise a free port is picked.
-    ``url`` is set once entered. Anonymous clients are allowed; no $SYS topics.
-    """
-
-    def __init__(self, port: int | None = None, *, websockets: bool = False,
-                 ws_port: int | None = WS_PORT) -> None:
-        self._wanted_port = port
-        # MQTT over WebSockets only when this process serves the dashboard: any web page
-        # open in a browser on this machine can reach a localhost websocket, and the
-        # embedded broker has no users
-        self._websockets = websockets
-        self._wanted_ws_port = ws_port
-        self._broker: Any = None  # amqtt.broker.Broker (untyped), imported lazily
-        self.port: int | None = None
-        self.ws_port: int | None = None
-
-    @property
-    def ws_url(self) -> str:
-        """MQTT over WebSockets, for a browser on this machine."""
-        if self.ws_port is None:
-            raise RuntimeError("EmbeddedBroker is not running")
-        return f"ws://{LOCALHOST}:{self.ws_port}/"
-
-    @property
-    def url(self) -> str:
-        if self.port is None:
-            raise RuntimeError("EmbeddedBroker is not running")
-        return _format_url(LOCALHOST, self.port)
-
-    async def __aenter__(self) -> Self:
-        for name in _QUIET_LOGGERS:
-            logger = logging.getLogger(name)
-            if logger.level == logging.NOTSET:
-                logger.setLevel(logging.WARNING)
-        from amqtt.broker import Broker, BrokerError  # heavy import, only when needed
-
-        candidates: list[int] = []
-        if self._wanted_port and _port_is_free(self._wanted_port):
-            candidates.append(self._wanted_port)
-        candidates += [_free_port() for _ in range(3)]  # a picked port can be taken meanwhile
-        ws_candidates = [self._wanted_ws_port] if self._wanted_ws_port and _port_is_free(
-            self._wanted_ws_port) else []
-        last_error: Exception | None = None
-        for port in candidates:
-            listeners: dict[str, Any] = {"default": {"type": "tcp",
-                                                     "bind": f"{LOCALHOST}:{port}"}}
-            ws_port = None
-            if self._websockets:  # for the dashboard's page, on 127.0.0.1 only too
-                ws_port = ws_candidates.pop() if ws_candidates else _free_port()
-                listeners["ws"] = {"type": "ws", "bind": f"{LOCALHOST}:{ws_port}"}
-            broker = Broker({
-                "listeners": listeners,
-                "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin":
-                            {"allow_anonymous": True}},
-            })
-            try:
-                await broker.start()
-            except (BrokerError, OSError) as exc:
-                last_error = exc
-                with contextlib.suppress(Exception):  # a listener it opened is let go
-                    await broker.shutdown()
-                continue
-            self._broker, self.port, self.ws_port = broker, port, ws_port
-            V311_ONLY.add(self.url)
-            if ws_port is not None:
-                WEBSOCKETS[self.url] = self.ws_url
-            self._quiet_handler(asyncio.get_running_loop())
-            return self
-        raise RuntimeError(f"could not start the embedded MQTT broker on {LOCALHOST}: "
-                           f"{last_error}")
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self.port is not None:
-            V311_ONLY.discard(self.url)
-            WEBSOCKETS.pop(self.url, None)
-        broker, self._broker, self.port, self.ws_port = self._broker, None, None, None
-        if broker is not None:
-            await broker.shutdown()
-
-    @staticmethod
-    def _quiet_handler(loop: asyncio.AbstractEventLoop) -> None:
-        """amqtt cancels a client's handler task when the client hangs up early, and the
-        stream callback then reports the cancellation as an error with a traceback; that
-        report, and only that, is logged at DEBUG instead."""
-        previous = loop.get_exception_handler()
-
-        def handler(lp: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-            exc = context.get("exception")
-            if isinstance(exc, asyncio.CancelledError) and "connection_made" in str(
-                    context.get("message", "")) + repr(context.get("handle", "")):
-                log.debug("embedded broker: a client hung up during its connection")
-                return
-            if previous is not None:
-                previous(lp, context)
-            else:
-                lp.default_exception_handler(context)
-
-        loop.set_exception_handler(handler)
-
-
 @asynccontextmanager
-async def resolve_broker(cfg: MqttConfig, *, websockets: bool = False) -> AsyncIterator[str]:
+async def resolve_broker(cfg: MqttConfig, *, websockets: bool = False,
+                         page_role: Role = "operator") -> AsyncIterator[str]:
     """Yield the url of a broker to use: cfg.url if a broker answers there in time.
 
     If nothing answers within cfg.connect_timeout_s and cfg.embedded_fallback is set,
     start an EmbeddedBroker on 127.0.0.1 (on cfg.url's port if free, else a free port;
-    with a websockets listener when `websockets`: a process serving the dashboard), log
+    with a websockets listener when `websockets`: a process serving the dashboard, for
+    that page alone, with the broker role `page_role`; see _page_gate.py), log
     a WARNING saying where, yield its url and shut it down on exit. Without the
     fallback, raise ConnectionError. Only the start is checked: a broker that goes away
     later is not replaced.
@@ -271,9 +133,10 @@ async def resolve_broker(cfg: MqttConfig, *, websockets: bool = False) -> AsyncI
     if not cfg.embedded_fallback:
         raise ConnectionError(f"no MQTT broker answers at {cfg.url} within "
                               f"{cfg.connect_timeout_s:g} s (mqtt.embedded_fallback is off)")
-    async with EmbeddedBroker(port, websockets=websockets) as broker:
+    async with EmbeddedBroker(port, websockets=websockets,
+                              gate=PageGate(page_role)) as broker:
         log.warning("no MQTT broker answers at %s: started an embedded broker at %s%s "
                     "(listening on %s only; retained messages kept in memory)", cfg.url,
-                    broker.url, f", websockets for dashboards at {broker.ws_url}"
+                    broker.url, f", websockets for this process's dashboard at {broker.ws_url}"
                     if broker.ws_port is not None else "", LOCALHOST)
         yield broker.url

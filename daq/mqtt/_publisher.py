@@ -22,7 +22,8 @@ from drivers import SourceInfo
 from identify import SOFTWARE_VERSION
 
 from ..config import MqttConfig
-from ._broker import V311_ONLY, client_options, parse_mqtt_url
+from ._broker import client_options, parse_mqtt_url
+from ._embedded_broker import V311_ONLY
 from ._messages import MessageBuilder
 from ._payloads import State
 

@@ -26,7 +26,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # as root, without a sandbox; nothing may reach out (this machine has no network)
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--enable-precise-memory-info"]
+                 "--disable-component-update", "--disable-sync", "--enable-precise-memory-info",
+                 # a hostile site for the cross-origin test, on this machine
+                 "--host-resolver-rules=MAP evil.example 127.0.0.1"]
 CAPTURES = 3
 
 
@@ -236,7 +238,8 @@ def test_on_a_bare_laptop_the_page_reads_the_embedded_broker(browser, tmp_path, 
         url = wait_until(lambda: next((m.group(1) for line in lines
                                        if (m := re.search(r"dashboard: (http://\S+)", line))),
                                       None), 60, "the dashboard's address")
-        assert any(re.search(r"websockets for dashboards at ws://127\.0\.0\.1:\d+/", line)
+        assert any(re.search(r"websockets for this process's dashboard at "
+                             r"ws://127\.0\.0\.1:\d+/", line)
                    for line in lines), lines  # said where, on localhost only
         page = browser.new_page()
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -249,5 +252,137 @@ def test_on_a_bare_laptop_the_page_reads_the_embedded_broker(browser, tmp_path, 
                    "telemetry on the page")
         assert not errors, errors
     finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+#: A page of another origin trying what the adversarial probe did: read the dashboard's
+#: config.json (with the page's login), connect to the embedded broker's websocket with
+#: no login and with a guessed one, and on a connection start a session and read '#'.
+EVIL_PAGE = """<!doctype html><meta charset="utf-8"><script src="mqtt.min.js"></script>
+<script>
+const out = window.attack = {attempts: [], done: false};
+const [dash, ws, prefix] = [DASH, WS, PREFIX];
+async function attempt(options) {
+  return new Promise((resolve) => {
+    const rec = {options: JSON.stringify(options), connected: false, error: null};
+    out.attempts.push(rec);
+    const c = mqtt.connect(ws, {protocolVersion: 4, clientId: "hilrig-dash-" + Math.random(),
+      reconnectPeriod: 0, connectTimeout: 4000, ...options});
+    c.on("connect", () => {
+      rec.connected = true;
+      c.subscribe("#");
+      c.publish(prefix + "/cmd/session/start", JSON.stringify({plan: {captures: 50}}));
+      setTimeout(() => { c.end(true); resolve(); }, 1500);
+    });
+    c.on("error", (e) => { rec.error = String(e && e.message || e); });
+    c.on("close", () => { if (!rec.connected) { c.end(true); resolve(); } });
+  });
+}
+(async () => {
+  try {
+    const r = await fetch(dash + "config.json");
+    out.config = await r.text();
+  } catch (e) { out.config = "blocked: " + e; }
+  await attempt({});
+  await attempt({username: "operator", password: "guess"});
+  out.done = true;
+})();
+</script>"""
+
+
+@pytest.mark.fault(injected="security: a page of another origin (evil.example) and a "
+                            "DNS-rebinding name try the embedded broker's websocket",
+                   expected="neither reads the page's login nor connects; no command acted on")
+@pytest.mark.timeout(180)
+def test_a_page_of_another_origin_can_neither_connect_nor_command_the_rig(browser, tmp_path,
+                                                                          wait_until):
+    import asyncio
+    import concurrent.futures
+    import http.server
+    import json
+
+    import aiomqtt
+
+    from .test_server import free_port
+
+    rig = f"xo-{uuid.uuid4().hex[:6]}"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+               HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{free_port()}",  # nothing: the embedded
+               HILRIG_MQTT__RIG_ID=rig)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daq.cli", "serve", "--sim", "--unpaced", "--http",
+         f"127.0.0.1:{free_port()}"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout or []), daemon=True).start()
+    evil_dir = tmp_path / "evil"
+    evil_dir.mkdir()
+    evil = None
+    try:
+        dash = wait_until(lambda: next((m.group(1) for line in lines
+                                        if (m := re.search(r"dashboard: (http://\S+)", line))),
+                                       None), 60, "the dashboard's address")
+        ws_url = next(m.group(1) for line in lines
+                      if (m := re.search(r"dashboard at (ws://\S+/)", line)))
+        wait_until(lambda: any("idle" in line for line in lines), 60, "the daemon idle")
+        page_text = (EVIL_PAGE.replace("DASH", json.dumps(dash)).replace("WS", json.dumps(ws_url))
+                     .replace("PREFIX", json.dumps(f"hilrig/{rig}")))
+        (evil_dir / "index.html").write_text(page_text)
+        shutil.copy(Path(__file__).resolve().parents[3] / "daq/dashboard/static/vendor/"
+                    "mqtt.min.js", evil_dir / "mqtt.min.js")
+        handler = lambda *a: http.server.SimpleHTTPRequestHandler(  # noqa: E731
+            *a, directory=str(evil_dir))
+        evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=evil.serve_forever, daemon=True).start()
+
+        page = browser.new_page()
+        page.goto(f"http://evil.example:{evil.server_address[1]}/")
+        attack = wait_until(lambda: (a := page.evaluate("window.attack")) and a["done"] and a,
+                            60, "the attack page to finish")
+        assert attack["config"].startswith("blocked"), attack["config"]  # no CORS: unread
+        assert [a["connected"] for a in attack["attempts"]] == [False, False], attack
+
+        # DNS rebinding: the dashboard itself under a foreign name that resolves to
+        # 127.0.0.1; it is served, but without the login, and its origin is not let in
+        port = int(dash.rsplit(":", 1)[1].strip("/"))
+        rebound = browser.new_page()
+        rebound.goto(f"http://evil.example:{port}/")
+        config = json.loads(rebound.evaluate("fetch('config.json').then(r => r.text())"))
+        assert config["broker"]["username"] is None and config["broker"]["password"] is None
+        time.sleep(5)
+        assert rebound.get_attribute("#broker-state", "data-state") != "connected"
+
+        # a program that sets any Origin it likes still needs the page's login
+        async def program() -> list[str]:
+            outcomes = []
+            for origin in ("http://evil.example", dash.rstrip("/")):
+                try:
+                    async with aiomqtt.Client(
+                            "127.0.0.1", int(ws_url.rsplit(":", 1)[1].strip("/")),
+                            transport="websockets", websocket_path="/",
+                            websocket_headers={"Origin": origin}, identifier="hilrig-dash-x",
+                            protocol=aiomqtt.ProtocolVersion.V311, timeout=5) as c:
+                        await c.publish(f"hilrig/{rig}/cmd/session/start",
+                                        json.dumps({"plan": {"captures": 50}}), qos=1)
+                        outcomes.append("connected")
+                except aiomqtt.MqttError as exc:
+                    outcomes.append(str(exc))
+            return outcomes
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:  # playwright owns this loop
+            refused = pool.submit(asyncio.run, program()).result(timeout=60)
+        assert "handshake" in refused[0].lower(), refused  # the Origin: HTTP 403
+        assert "not authorized" in refused[1].lower(), refused  # no login: CONNACK refused
+        time.sleep(1.0)
+        assert not any("session S" in line for line in lines), lines  # nothing started
+        assert proc.poll() is None
+        # the service's own page still connects, with the login it was given
+        own = browser.new_page()
+        own.goto(dash)
+        own.wait_for_selector('#broker-state[data-state="connected"]', timeout=15_000)
+    finally:
+        if evil is not None:
+            evil.shutdown()
         proc.terminate()
         proc.wait(timeout=30)

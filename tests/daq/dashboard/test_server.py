@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from email.message import Message
@@ -15,7 +16,7 @@ from email.message import Message
 import pytest
 
 from daq.config import load_settings
-from daq.dashboard import STATIC_DIR, DashboardServer, page_config
+from daq.dashboard import STATIC_DIR, DashboardServer, page_config, page_gate
 from daq.mqtt import EmbeddedBroker
 
 
@@ -66,7 +67,8 @@ def test_config_json_tells_the_page_its_rig_and_broker_and_no_secret():
     assert status == 200 and config["rig_id"] == "r2" and config["prefix"] == "hilrig/r2"
     # a secured broker: wss on the page's own host, and the page asks for a user
     assert config["broker"] == {"scheme": "wss", "host": None, "port": 8081, "path": "/",
-                                "login": True, "protocol": None}
+                                "login": True, "protocol": None, "username": None,
+                                "password": None}
     assert b"s3cret" not in body and b"hilrig\"" not in body.replace(b"hilrig/", b"")
 
 
@@ -100,8 +102,76 @@ def test_nothing_outside_the_page_files_is_served(server, path):
 
 
 def test_only_reading_is_allowed(server):
-    assert _get(server.url, method="POST")[0] == 501
-    assert _get(server.url, method="DELETE")[0] == 501
+    for method in ("POST", "DELETE", "PUT"):
+        status, headers, _ = _get(server.url, method=method)
+        assert status == 405 and headers["Allow"] == "GET, HEAD", method
+    status, headers, body = _get(server.url, method="HEAD")
+    assert status == 200 and int(headers["Content-Length"]) > 0 and body == b""
+
+
+def _raw(server, request: bytes) -> bytes:
+    """What the server answers to `request`, sent as it is, until it closes."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(request)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize("request_bytes, status", [
+    (b"GET /index.html%00.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", b"404"),
+    (b"GET /%2e%2e%2f%2e%2e%2fpyproject.toml HTTP/1.1\r\nConnection: close\r\n\r\n", b"404"),
+    (b"GET / HTTP/1.1\r\nX: " + b"a" * 20_000 + b"\r\n\r\n", b"431"),
+    (b"GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", b"400"),
+    (b"NONSENSE\r\n\r\n", b"400"),
+    (b"GET / HTTP/2.0\r\n\r\n", b"505"),
+])
+def test_a_malformed_or_hostile_request_gets_a_status_and_the_connection_closed(
+        server, request_bytes, status):
+    answer = _raw(server, request_bytes)
+    assert answer.startswith(b"HTTP/1.1 " + status), answer[:100]
+    assert b"[project]" not in answer
+
+
+def test_an_idle_connection_is_closed_and_one_beyond_the_bound_is_turned_away():
+    settings = load_settings(None)
+    with DashboardServer(page_config(settings), "127.0.0.1", 0, max_connections=3,
+                         idle_timeout_s=0.5) as s:
+        idle = [socket.create_connection(("127.0.0.1", s.port), timeout=5) for _ in range(3)]
+        time.sleep(0.2)
+        with socket.create_connection(("127.0.0.1", s.port), timeout=5) as extra:
+            assert extra.recv(100).startswith(b"HTTP/1.1 503")  # at once, not after a wait
+        for conn in idle:  # closed by the server after its idle timeout: recv sees the end
+            assert conn.recv(100) == b""
+            conn.close()
+        assert _get(s.url)[0] == 200  # served again once the idle ones are gone
+        assert s.refused == 1
+
+
+async def test_config_json_gives_the_embedded_brokers_login_to_a_page_of_this_machine_only():
+    settings = load_settings(None)
+    async with EmbeddedBroker(port=None, websockets=True, ws_port=None) as broker:
+        gate = page_gate(broker.url)
+        assert gate is broker.gate
+        with DashboardServer(page_config(settings, broker.url), "127.0.0.1", 0,
+                             gate=gate) as s:
+            for host in (f"127.0.0.1:{s.port}", f"localhost:{s.port}"):
+                answer = _raw(s, f"GET /config.json HTTP/1.1\r\nHost: {host}\r\n"
+                                 "Connection: close\r\n\r\n".encode())
+                body = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+                assert body["broker"]["username"] == "operator"
+                assert body["broker"]["password"] == gate.token
+            # a name resolving to 127.0.0.1 (DNS rebinding), or the lab network: no login
+            for host in (f"evil.example:{s.port}", f"192.168.1.20:{s.port}", ""):
+                answer = _raw(s, f"GET /config.json HTTP/1.1\r\nHost: {host}\r\n"
+                                 "Connection: close\r\n\r\n".encode())
+                assert gate.token.encode() not in answer
+                assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["broker"]["username"] \
+                    is None
+            assert gate.refuses_handshake(f"http://127.0.0.1:{s.port}", "127.0.0.1:1") is None
+        # the server gone, its page's origin is no longer let in
+        assert gate.refuses_handshake(f"http://127.0.0.1:{s.port}", "127.0.0.1:1") is not None
 
 
 def test_vendored_libraries_carry_their_licences_and_match_their_recorded_digests():

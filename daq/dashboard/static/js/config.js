@@ -1,5 +1,6 @@
 // config.json, served by the Python side next to the page: which rig, which topic prefix,
-// where the broker's WebSocket listener is and whether it wants a login. Checked here so
+// where the broker's WebSocket listener is and whether it wants a login (or, for the
+// service's embedded broker, the login it gave this page). Checked here so
 // a wrong config says so on the page instead of failing somewhere deeper.
 
 export async function loadConfig() {
@@ -33,6 +34,9 @@ export async function loadConfig() {
       path: typeof b.path === "string" && b.path ? b.path : "/",
       login: b.login === true,
       protocol: b.protocol === 4 || b.protocol === 5 ? b.protocol : null,
+      // the page's own login to the embedded broker of the service that served it
+      session: typeof b.username === "string" && typeof b.password === "string"
+        ? { username: b.username, password: b.password } : null,
     },
   };
 }

@@ -95,17 +95,32 @@ async function start() {
         conn = null;
         const error = `the broker refused the login: ${why}`;
         if (login) ask(error).then(connect);
+        else if (config.broker.session) renewSession();
         else showFatal(`${error} (this dashboard is configured without a login)`);
       },
     });
     for (const [t, qos] of subscriptions) conn.subscribe(t, qos);
   }
 
+  // The service restarted, and its embedded broker with a new page login: read the
+  // one it gives now, and connect with it (a few seconds apart while it is away).
+  function renewSession() {
+    store.setBroker("reconnecting");
+    setTimeout(async () => {
+      try {
+        config.broker.session = (await loadConfig()).broker.session;
+      } catch {
+        // the service is not back yet: try again
+      }
+      connect(config.broker.session);
+    }, 3000);
+  }
+
   if (login) {
     store.setBroker("offline");
     ask("").then(connect);
   }
-  else connect(null);
+  else connect(config.broker.session);
 }
 
 function showFatal(text) {
