@@ -34,7 +34,9 @@ async def send_command(cfg: MqttConfig, verb: str, body: dict[str, Any], *, url:
                                   timeout=cfg.connect_timeout_s,
                                   **client_options(cfg, url)) as client:
             await client.subscribe(response, qos=1)
-            await client.publish(topics.command(verb), json.dumps(body), qos=1,
+            # an id of its own: a redelivered message is not run twice (_commands.py)
+            request = {"command_id": f"cli-{token}", **body}
+            await client.publish(topics.command(verb), json.dumps(request), qos=1,
                                  properties=props)
             async with asyncio.timeout(timeout_s):
                 async for message in client.messages:

@@ -1,12 +1,18 @@
 """Commands over MQTT: ``hilrig/<rig_id>/cmd/<verb>`` in, a hilrig.reply/1 out.
 
-A request is a JSON object (an empty payload is ``{}``) validated by the verb's
-pydantic model. The reply goes to the request's MQTT v5 response topic with its
-correlation data; an MQTT 3.1.1 client puts ``"reply_to"`` (a topic under
-``hilrig/<rig_id>/reply/``) and ``"correlation_id"`` in the request instead, and
-without ``reply_to`` the reply goes to ``hilrig/<rig_id>/reply/<verb>``. Anything
-malformed, unknown or not allowed now gets ``"ok": false`` and a one-line ``"error"``,
-and changes nothing.
+A request is a JSON object validated by the verb's pydantic model. The reply goes to
+the request's MQTT v5 response topic with its correlation data; an MQTT 3.1.1 client
+puts ``"reply_to"`` (a topic under ``hilrig/<rig_id>/reply/``) and ``"correlation_id"``
+in the request instead, and without ``reply_to`` the reply goes to
+``hilrig/<rig_id>/reply/<verb>``. Anything malformed, unknown or not allowed now gets
+``"ok": false`` and a one-line ``"error"``, and changes nothing.
+
+A command runs once: a request that comes again within DUPLICATE_WINDOW_S (a QoS 1
+redelivery, a client's retry, a replay) gets the first one's reply again, not a second
+execution. It is known again by its ``"command_id"``, or, without one, by its
+correlation (v5 correlation data or ``"correlation_id"``) and its body; a request with
+neither cannot be told from a new one. (An empty or retained message is never a
+command: see the courier.)
 
 Verbs: ping, arm, abort, release, identify, session/start, session/stop, session/pause,
 session/resume (docs/mqtt.md says what each does and when it is allowed).
@@ -14,7 +20,11 @@ session/resume (docs/mqtt.md says what each does and when it is allowed).
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,6 +40,9 @@ __all__ = ["COMMANDS", "CommandRefused", "CommandRouter", "Request"]
 
 #: a request is a small JSON object: its size and depth are bounded before it is parsed
 MAX_REQUEST_BYTES = 65_536
+#: how long a command's reply is kept for a duplicate of it, and how many are kept
+DUPLICATE_WINDOW_S = 600.0
+DUPLICATES_KEPT = 1000
 
 
 class CommandRefused(Exception):
@@ -42,6 +55,9 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
     correlation_id: str | None = Field(None, max_length=200)
     reply_to: str | None = Field(None, max_length=300)
+    command_id: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_.:-]{1,100}$",
+        description="unique per command: one sent again gets the first reply, not a rerun")
 
 
 class Empty(Request):
@@ -83,6 +99,9 @@ class CommandRouter:
         self.topics = Topics(rig_id)
         # ping: a client (a dashboard) asks whether it may command; it changes nothing
         self._handlers: dict[str, Handler] = {"ping": self._pong}
+        # key -> (when it came, its body's digest, its reply once there)
+        self._seen: OrderedDict[tuple[str, ...], tuple[float, str, asyncio.Future[Any]]] = \
+            OrderedDict()
 
     @staticmethod
     async def _pong(request: Request) -> dict[str, Any]:
@@ -125,19 +144,58 @@ class CommandRouter:
             return asked
         return self.topics.reply(verb.replace("/", "-"))
 
-    async def handle(self, verb: str, data: dict[str, Any] | None, error: str | None
-                     ) -> dict[str, Any]:
-        """The reply's fields: verb, ok, error or result, correlation_id."""
-        reply = await self._handle(verb, data, error)
-        if "error" in reply:
-            reply["error"] = one_line(reply["error"])
-        return reply
+    async def handle(self, verb: str, data: dict[str, Any] | None, error: str | None,
+                     correlation: bytes | None = None) -> dict[str, Any]:
+        """The reply's fields: verb, ok, error or result, correlation_id. A duplicate
+        (`correlation`: the v5 correlation data) gets the first one's reply."""
+        key, digest = self._key(verb, data, correlation)
+        now = time.monotonic()
+        while self._seen and (next(iter(self._seen.values()))[0] < now - DUPLICATE_WINDOW_S
+                              or len(self._seen) > DUPLICATES_KEPT):
+            self._seen.popitem(last=False)
+        if key is not None and key in self._seen:
+            _, first_digest, first = self._seen[key]
+            if first_digest != digest:
+                return {"verb": verb, "ok": False, "correlation_id": _correlation(data),
+                        "error": f"command_id {key[-1]!r} was used for another request"}
+            return dict(await asyncio.shield(first))
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if key is not None:
+            self._seen[key] = (now, digest, done)
+        try:
+            reply = await self._handle(verb, data, error)
+            if "error" in reply:
+                reply["error"] = one_line(reply["error"])
+        except BaseException as exc:
+            if key is not None:
+                self._seen.pop(key, None)  # a bug or a stop: a retry may run it
+            done.set_exception(exc)
+            done.exception()  # retrieved: nobody else may be waiting
+            raise
+        done.set_result(reply)
+        return dict(reply)
+
+    @staticmethod
+    def _key(verb: str, data: dict[str, Any] | None, correlation: bytes | None
+             ) -> tuple[tuple[str, ...] | None, str]:
+        """What tells a request again (None: nothing does), and its body's digest."""
+        body = json.dumps(data, sort_keys=True, default=str) if data is not None else ""
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        command_id = (data or {}).get("command_id")
+        if isinstance(command_id, str) and command_id:
+            return ("id", command_id), digest
+        corr = correlation.hex() if correlation else _correlation(data)
+        if corr:
+            return ("correlation", verb, corr, digest), digest
+        return None, digest
 
     async def _handle(self, verb: str, data: dict[str, Any] | None, error: str | None
                       ) -> dict[str, Any]:
-        correlation = (data or {}).get("correlation_id")
-        correlation = correlation if isinstance(correlation, str) else None
-        reply: dict[str, Any] = {"verb": verb, "ok": False, "correlation_id": correlation}
+        reply: dict[str, Any] = {"verb": verb, "ok": False,
+                                 "correlation_id": _correlation(data)}
+        command_id = (data or {}).get("command_id")
+        if isinstance(command_id, str):
+            reply["command_id"] = command_id
         if error is not None:
             return {**reply, "error": error}
         model = COMMANDS.get(verb)
@@ -155,3 +213,8 @@ class CommandRouter:
         except CommandRefused as exc:
             return {**reply, "error": str(exc)}
         return {**reply, "ok": True, "result": result}
+
+
+def _correlation(data: dict[str, Any] | None) -> str | None:
+    correlation = (data or {}).get("correlation_id")
+    return correlation if isinstance(correlation, str) else None

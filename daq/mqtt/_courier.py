@@ -323,21 +323,37 @@ class Courier:
             log.error("MQTT: handling a message failed: %s", task.exception())
 
     async def _command(self, message: Any) -> None:
-        """Every command gets a reply, whatever its payload or its handler does."""
+        """Every command gets a reply, whatever its payload or its handler does.
+
+        Not commands: an empty message (how MQTT deletes a retained one) and a retained
+        one (left on the broker, it would run again at every start of the service): the
+        latter is told as a warning and deleted from the broker, and gets no reply.
+        """
         assert self.commands is not None
-        verb = self.commands.topics.verb_of(message.topic.value)
+        topic = message.topic.value
+        verb = self.commands.topics.verb_of(topic)
+        raw = message.payload if isinstance(message.payload, (bytes, bytearray)) else b""
+        if not raw:
+            return
+        if getattr(message, "retain", False):
+            text = (f"retained command on {topic} ignored (a command runs when it is sent, "
+                    "never from the broker's memory); deleted from the broker")
+            log.warning("%s", text)
+            await self.publish_event("warning", "command.retained", text)
+            self.clear_retained([topic])
+            return
+        props = getattr(message, "properties", None)
+        response = getattr(props, "ResponseTopic", None) if props is not None else None
+        correlation = getattr(props, "CorrelationData", None) if props is not None else None
         data: dict[str, Any] | None = None
         try:
-            raw = message.payload if isinstance(message.payload, (bytes, bytearray)) else b""
-            verb, data, error = self.commands.parse(message.topic.value, bytes(raw))
-            fields = await self.commands.handle(verb, data, error)
+            verb, data, error = self.commands.parse(topic, bytes(raw))
+            fields = await self.commands.handle(
+                verb, data, error, correlation=bytes(correlation) if correlation else None)
         except Exception as exc:  # noqa: BLE001 - a bug is the reply, never a lost one
             log.exception("command %s failed", verb)
             fields = {"verb": verb, "ok": False, "error": f"internal error: {exc}",
                       "correlation_id": None}
-        props = getattr(message, "properties", None)
-        response = getattr(props, "ResponseTopic", None) if props is not None else None
-        correlation = getattr(props, "CorrelationData", None) if props is not None else None
         if response and self.commands.allowed_response_topic(response):
             topic = response
         else:

@@ -230,6 +230,7 @@ class CommandReply(Envelope):
     verb: str
     ok: bool
     correlation_id: str | None = Field(None, description="echoed from the request")
+    command_id: str | None = Field(None, description="echoed from the request (1.2)")
     error: str | None = None
     result: dict[str, Any] | None = None
 

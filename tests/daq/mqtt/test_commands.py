@@ -195,3 +195,97 @@ async def test_ping_answers_whoever_may_command_and_changes_nothing():
                      "result": {"pong": True}}
     refused = await router.handle("ping", {"force": 1}, None)
     assert not refused["ok"] and "force" in refused["error"]
+
+
+async def test_a_command_that_comes_again_gets_the_first_reply_and_runs_once():
+    router = CommandRouter("dup-rig")
+    runs: list[str] = []
+
+    async def identify(request):
+        runs.append(request.capture_id)
+        await asyncio.sleep(0.05)  # a duplicate arriving meanwhile waits for this reply
+        return {"capture_id": request.capture_id, "n": len(runs)}
+
+    router.register("identify", identify)
+    body = {"capture_id": "c1", "command_id": "op-7", "correlation_id": "a"}
+    first, again = await asyncio.gather(router.handle("identify", dict(body), None),
+                                        router.handle("identify", dict(body), None))
+    later = await router.handle("identify", dict(body), None)
+    assert runs == ["c1"] and first == again == later and first["command_id"] == "op-7"
+    reused = await router.handle("identify", {**body, "capture_id": "c2"}, None)
+    assert not reused["ok"] and "command_id 'op-7' was used for another request" in \
+        reused["error"] and runs == ["c1"]
+    # without a command_id: the same correlation and body is the same request (a QoS 1
+    # redelivery); another body, or another correlation, is another request
+    v5 = {"capture_id": "c3"}
+    await router.handle("identify", dict(v5), None, correlation=b"\x01\x02")
+    await router.handle("identify", dict(v5), None, correlation=b"\x01\x02")
+    await router.handle("identify", dict(v5), None, correlation=b"\x01\x03")
+    await router.handle("identify", {"capture_id": "c3", "correlation_id": "r-1"}, None)
+    await router.handle("identify", {"capture_id": "c3", "correlation_id": "r-1"}, None)
+    await router.handle("identify", {"capture_id": "c4", "correlation_id": "r-1"}, None)
+    assert runs == ["c1", "c3", "c3", "c3", "c4"]
+    # nothing to tell it by: each one runs
+    await router.handle("identify", {"capture_id": "c5"}, None)
+    await router.handle("identify", {"capture_id": "c5"}, None)
+    assert runs[-2:] == ["c5", "c5"]
+
+
+@pytest.mark.fault(injected="MQTT: a retained command (mosquitto_pub -r cmd/arm), and the "
+                            "same command sent twice with one correlation id",
+                   expected="the retained one never runs (a warning event, deleted from the "
+                            "broker), the duplicate gets the first reply; each runs once")
+@pytest.mark.timeout(60)
+async def test_a_retained_command_never_runs_and_a_duplicate_runs_once(tmp_path, until):
+    rig_id = f"ret-{uuid.uuid4().hex[:8]}"
+    settings = load_settings(None, mqtt={"rig_id": rig_id, "url": URL})
+    runs: list[str] = []
+
+    async def arm(request):
+        runs.append("arm")
+        return {"armed": True}
+
+    async with aiomqtt.Client("127.0.0.1", 1883, protocol=aiomqtt.ProtocolVersion.V5) as c:
+        # left on the broker before the service starts, as by `mosquitto_pub -r`
+        await c.publish(f"hilrig/{rig_id}/cmd/arm", b"{}", qos=1, retain=True)
+        await c.subscribe(f"hilrig/{rig_id}/events", qos=1)
+        for start in range(2):  # the service started twice: it runs at neither start
+            router = CommandRouter(rig_id)
+            router.register("arm", arm)
+            async with Courier(settings.mqtt, Outbox(tmp_path / str(start)),
+                               commands=router) as courier:
+                await until(lambda: courier.listening.is_set(), 20, "the courier to listen")
+                await asyncio.sleep(1.0)
+                if start == 0:
+                    async with asyncio.timeout(10):
+                        async for m in c.messages:
+                            event = json.loads(m.payload)
+                            if event["code"] == "command.retained":
+                                break
+                    assert "cmd/arm ignored" in event["message"]
+                    assert "\n" not in event["message"]
+                lab = V5Client(c, rig_id)
+                await lab.start()
+                props_token = uuid.uuid4().hex.encode()
+                replies = []
+                for _ in range(2):  # sent twice, as a client that retries would
+                    props = Properties(PacketTypes.PUBLISH)
+                    props.ResponseTopic = lab.response
+                    props.CorrelationData = props_token
+                    await c.publish(f"hilrig/{rig_id}/cmd/arm", b"{}", qos=1,
+                                    properties=props)
+                    async with asyncio.timeout(10):
+                        while props_token not in lab.replies:
+                            await asyncio.sleep(0.02)
+                    replies.append(lab.replies.pop(props_token))
+                lab.stop()
+                await asyncio.gather(lab._task, return_exceptions=True)
+                for reply in replies:
+                    reply.pop("time")  # when each was published
+                assert replies[0] == replies[1] and replies[0]["ok"]
+        assert runs == ["arm", "arm"]  # once per start, for the live command; never retained
+    async with aiomqtt.Client("127.0.0.1", 1883) as fresh:  # nothing left on the broker
+        await fresh.subscribe(f"hilrig/{rig_id}/cmd/#", qos=1)
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await anext(aiter(fresh.messages))

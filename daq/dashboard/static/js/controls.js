@@ -116,7 +116,8 @@ export function createControls({ store, prefix }) {
 
   function request(verb, isProbe) {
     const id = randomHex(8);
-    const body = JSON.stringify({ correlation_id: id, reply_to: replyTopic });
+    // command_id: should the message arrive twice, the service runs it once
+    const body = JSON.stringify({ correlation_id: id, command_id: `dash-${id}`, reply_to: replyTopic });
     const timeout = isProbe ? PROBE_TIMEOUT_MS : COMMAND_TIMEOUT_MS;
     const entry = { verb, probe: isProbe, timer: setTimeout(() => unanswered(id), timeout) };
     pending.set(id, entry);
