@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         fit_percent,
         format_fit,
         normalized_compute_time,
+        result_problems,
     )
     from .signal import (
         Measurement,
@@ -114,7 +115,7 @@ _EXPORTS = {
     ),
     ".results": (
         "IdentificationResult", "ParameterEstimate", "fit_percent", "format_fit",
-        "normalized_compute_time",
+        "normalized_compute_time", "result_problems",
     ),
     ".signal": (
         "Measurement", "Record", "Release", "contiguous_segments", "decimate_mean",
@@ -138,6 +139,7 @@ __all__ = [
     "format_fit", "free_decay_counts", "friction", "friction_torque", "holoborodko_first",
     "holoborodko_first_coefficients", "holoborodko_second", "holoborodko_second_coefficients",
     "identify", "identify_grey_box", "inverse_dynamics", "normalized_compute_time",
+    "result_problems",
     "savitzky_golay_first", "savitzky_golay_second", "simulate", "simulate_capture",
     "simulate_rk4", "simulated_measurement", "total_energy", "utc_now",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 from identify import PARAM_NAMES, IdentificationResult
 
 from ..config import Settings
-from ..storage import CaptureRow, Catalog, ResultRow, SessionRow
+from ..storage import CaptureRow, Catalog, CatalogError, ResultRow, SessionRow
 from ._usage import UsageError, settings_of
 
 __all__ = ["cmd_captures_list", "cmd_captures_show", "cmd_results_list",
@@ -176,16 +176,26 @@ def cmd_captures_show(args: argparse.Namespace) -> int:
         c = cat.capture(args.capture_id)
         results = cat.results(capture_id=c.capture_id)
         errors = cat.errors(capture_id=c.capture_id)
+    readable = _readable(results)
     rec = {**_capture_record(c, len(results)), "pose_deg": c.pose, "summary": c.summary,
-           "results": [_result_record(r, None) for r in results],
+           "results": [_result_record(r, None, res) for r, res in readable],
            "errors": [e.message for e in errors]}
     print(json.dumps(rec, indent=2))
     return 0
 
 
-def _result_record(r: ResultRow, seq: int | None,
-                   res: IdentificationResult | None = None) -> dict[str, Any]:
-    res = res or r.result()
+def _readable(rows: list[ResultRow]) -> list[tuple[ResultRow, IdentificationResult]]:
+    """Each row with its result; one that no longer reads is said on stderr and left out."""
+    out = []
+    for r in rows:
+        try:
+            out.append((r, r.result()))
+        except CatalogError as exc:
+            print(f"hilrig: warning: {exc}; left out", file=sys.stderr)
+    return out
+
+
+def _result_record(r: ResultRow, seq: int | None, res: IdentificationResult) -> dict[str, Any]:
     rec: dict[str, Any] = {"result_id": r.result_id, "capture_id": r.capture_id, "seq": seq,
                            "method": r.method, "rig_kind": res.rig_kind,
                            "created_utc": r.created_utc,
@@ -209,8 +219,9 @@ def cmd_results_list(args: argparse.Namespace) -> int:
         seqs = {c.capture_id: c.seq for c in cat.captures(args.session)}
         if args.session is not None:
             cat.session(args.session)
-        kinds = [r.result() for r in rows]
-        records = [_result_record(r, seqs.get(r.capture_id), res) for r, res in zip(rows, kinds)]
+        readable = _readable(rows)
+        kinds = [res for _, res in readable]
+        records = [_result_record(r, seqs.get(r.capture_id), res) for r, res in readable]
     # the table shows each kind's key parameters (a chain rig's torques, the Furuta rig's
     # coefficients), CSV every parameter of every kind listed
     if not rows:

@@ -23,7 +23,14 @@ from ._commands import (
 )
 from ._courier import Courier
 from ._embedded_broker import WEBSOCKETS, EmbeddedBroker
-from ._jobs import Job, JobPayload, PendingJobs, WorkerPayload, result_from_message
+from ._jobs import (
+    MAX_RESULT_BYTES,
+    Job,
+    JobPayload,
+    PendingJobs,
+    WorkerPayload,
+    result_from_message,
+)
 from ._messages import Message, MessageBuilder
 from ._monitor import monitor
 from ._page_gate import PageGate, Role
@@ -44,11 +51,21 @@ from ._payloads import (
     jsonable,
 )
 from ._publisher import Publisher
-from ._topics import ROOT, WORKERS_READY, Topics, check_level, worker_jobs, worker_ready
+from ._topics import (
+    ROOT,
+    WORKERS_READY,
+    Topics,
+    check_level,
+    check_worker,
+    worker_id,
+    worker_jobs,
+    worker_ready,
+)
 
 __all__ = [
-    "COMMANDS", "PAYLOADS", "ROOT", "WEBSOCKETS", "WORKERS_READY", "WorkerPayload",
-    "CaptureRecordPayload", "OverlayPayload", "worker_jobs",
+    "COMMANDS", "MAX_RESULT_BYTES", "PAYLOADS", "ROOT", "WEBSOCKETS", "WORKERS_READY",
+    "WorkerPayload",
+    "CaptureRecordPayload", "OverlayPayload", "check_worker", "worker_id", "worker_jobs",
     "worker_ready", "CapturePayload", "CommandRefused", "CommandReply", "CommandRouter",
     "Courier", "EmbeddedBroker", "Envelope", "EventPayload", "IdentifyRequest", "Job",
     "JobPayload", "Message", "MessageBuilder", "PageGate", "PendingJobs", "Publisher",

@@ -1,11 +1,19 @@
 """Identification jobs over MQTT: a rig offloads, `hilrig worker`s on any machine answer.
 
-An idle worker says so on ``hilrig-workers/ready/<worker>`` (retained, a `WorkerPayload`;
+A worker's name is ``<principal>/<instance>``: its broker user, and its process. An idle
+worker says so on ``hilrig-workers/ready/<worker>`` (retained, a `WorkerPayload`;
 emptied by its last will when it goes). A rig assigns each capture to one ready worker
 and publishes the job on ``hilrig/<rig_id>/jobs/identify/<worker>/<capture_id>``
 (`Topics.job`; QoS 1, through the outbox): the capture file (HDF5, already compressed),
 base64, with its methods and a sha256. The worker answers on
-``hilrig/<rig_id>/jobs/result/<capture_id>/<method>`` with the job's id.
+``hilrig/<rig_id>/jobs/result/<worker>/<capture_id>/<method>`` with the job's id.
+
+Workers are answerable: the deployed ACL lets each worker user read only its own jobs
+and write only under its own name, and the rig keeps an answer only from a worker it
+gave the job to, only within MAX_RESULT_BYTES (checked before any parsing), and only a
+result of that capture and method with finite numbers in their physical domain
+(identify.result_problems). Anything else is refused with a one-line event; a refused
+answer from the job's worker sends the job to another worker, or home.
 
 Jobs go to named workers, not to a shared subscription: a broker's ACL cannot keep a
 client out of a shared group (Mosquitto grants the subscription and drops what it may
@@ -34,7 +42,12 @@ from identify import SOFTWARE_VERSION, utc_now
 from ..config import loads_bounded
 from ._payloads import Envelope, dump_json
 
-__all__ = ["Job", "JobPayload", "PendingJobs", "WorkerPayload", "result_from_message"]
+__all__ = ["MAX_RESULT_BYTES", "Job", "JobPayload", "PendingJobs", "WorkerPayload",
+           "result_from_message"]
+
+#: the largest result message a rig reads: about ten times a shooting result with its
+#: response (about 100 kB)
+MAX_RESULT_BYTES = 1 << 20
 
 
 class JobPayload(Envelope):
@@ -93,6 +106,8 @@ class Job:
     worker: str | None = None  # the worker it was sent to; None: waiting for one
     queued: float = 0.0  # when it was handed over (time.monotonic())
     told_waiting: bool = False  # the no-worker notice went out
+    given_to: set[str] = field(default_factory=set)  # every worker it was sent to
+    refused_from: set[str] = field(default_factory=set)  # workers whose answer was refused
 
 
 @dataclass
@@ -120,7 +135,15 @@ class PendingJobs:
     def assign(self, job: Job, worker: str, now: float) -> None:
         """Sent to `worker`: it has `timeout_s` to answer."""
         job.worker = worker
+        job.given_to.add(worker)
         job.deadline = now + self.timeout_s
+
+    def refuse(self, job: Job, worker: str) -> None:
+        """`worker`'s answer was refused: the job is unassigned, for another worker."""
+        job.refused_from.add(worker)
+        if job.worker == worker:
+            job.worker = None
+            job.attempt += 1
 
     def take_back(self, job: Job) -> None:
         """No longer offloaded: the rig identifies it itself."""
@@ -146,7 +169,10 @@ class PendingJobs:
 
 def result_from_message(payload: bytes) -> tuple[str | None, dict[str, Any]]:
     """(job_id, the result's fields without the envelope) of a result message (ValueError
-    if it is not JSON, or nested deeper than any result)."""
+    if it is larger than MAX_RESULT_BYTES, not JSON, or nested deeper than any result)."""
+    if len(payload) > MAX_RESULT_BYTES:
+        raise ValueError(f"a result message of {len(payload)} bytes, more than "
+                         f"{MAX_RESULT_BYTES}")
     body = loads_bounded(payload)
     if not isinstance(body, dict):
         raise ValueError("a result message must be a JSON object")

@@ -125,7 +125,9 @@ def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
         return f"{head} (cleared)"
     try:
         msg = loads_bounded(payload)
-    except ValueError:
+    except ValueError as exc:
+        if "bytes, more than" in str(exc):
+            return f"{head} ({len(payload)} bytes, too large to show)"
         return f"{head} (not JSON) {payload[:80]!r}"
     if not isinstance(msg, dict):
         return f"{head} (not a JSON object) {payload[:80]!r}"

@@ -5,11 +5,12 @@ The one place that spells them; publishers, subscribers, commands and jobs ask h
 
 from __future__ import annotations
 
-__all__ = ["ROOT", "WORKERS_READY", "Topics", "check_level", "worker_jobs", "worker_ready"]
+__all__ = ["ROOT", "WORKERS_READY", "Topics", "check_level", "check_worker", "worker_id",
+           "worker_jobs", "worker_ready"]
 
 ROOT = "hilrig"
 #: where idle identification workers say so (retained; rigs assign jobs to them)
-WORKERS_READY = f"{ROOT}-workers/ready/+"
+WORKERS_READY = f"{ROOT}-workers/ready/+/+"
 
 _FORBIDDEN = set("/+#\x00")
 
@@ -22,6 +23,21 @@ def check_level(kind: str, value: str) -> str:
     return value
 
 
+def worker_id(principal: str, instance: str) -> str:
+    """A worker's name: ``<principal>/<instance>``, two topic levels. The principal is its
+    broker user (the deployed ACL lets a user write only under its own name, so the rig
+    knows who answers); the instance tells that user's worker processes apart."""
+    return f"{check_level('worker principal', principal)}/{check_level('worker', instance)}"
+
+
+def check_worker(worker: str) -> str:
+    """`worker` if it is a worker's name (two topic levels), else ValueError."""
+    principal, sep, instance = worker.partition("/")
+    if not sep:
+        raise ValueError(f"worker {worker!r} is not <principal>/<instance>")
+    return worker_id(principal, instance)
+
+
 class Topics:
     """Topic names and filters under ``hilrig/<rig_id>/``."""
 
@@ -31,7 +47,8 @@ class Topics:
         self.status = f"{self.prefix}/status"
         self.result_latest = f"{self.prefix}/result/latest"
         self.results = f"{self.prefix}/result/+/+"  # every result, latest excluded
-        self.job_results = f"{self.prefix}/jobs/result/+/+"  # workers' answers to the rig
+        # workers' answers to the rig: jobs/result/<principal>/<instance>/<capture>/<method>
+        self.job_results = f"{self.prefix}/jobs/result/+/+/+/+"
         self.events = f"{self.prefix}/events"
         self.telemetry = f"{self.prefix}/telemetry"
         self.commands = f"{self.prefix}/cmd/#"
@@ -57,13 +74,21 @@ class Topics:
 
     def job(self, worker: str, capture_id: str) -> str:
         """An identification job, for one worker (see _jobs.py)."""
-        return (f"{self.prefix}/jobs/identify/{check_level('worker', worker)}/"
+        return (f"{self.prefix}/jobs/identify/{check_worker(worker)}/"
                 f"{check_level('capture_id', capture_id)}")
 
-    def job_result(self, capture_id: str, method: str) -> str:
-        """A worker's result for the rig, which publishes on result/ what it accepts."""
-        return (f"{self.prefix}/jobs/result/{check_level('capture_id', capture_id)}/"
-                f"{check_level('method', method)}")
+    def job_result(self, worker: str, capture_id: str, method: str) -> str:
+        """A worker's result for the rig, under the worker's name; the rig publishes on
+        result/ what it accepts."""
+        return (f"{self.prefix}/jobs/result/{check_worker(worker)}/"
+                f"{check_level('capture_id', capture_id)}/{check_level('method', method)}")
+
+    def job_result_of(self, topic: str) -> tuple[str, str, str]:
+        """(worker, capture_id, method) of a topic job_result made; ValueError otherwise."""
+        levels = topic.removeprefix(f"{self.prefix}/jobs/result/").split("/")
+        if len(levels) != 4 or not topic.startswith(f"{self.prefix}/jobs/result/"):
+            raise ValueError(f"{topic}: not a worker's result topic")
+        return worker_id(levels[0], levels[1]), levels[2], levels[3]
 
     def command(self, verb: str) -> str:
         """``cmd/<verb>``; a verb may have two levels (``session/start``)."""
@@ -88,9 +113,9 @@ class Topics:
 
 def worker_ready(worker: str) -> str:
     """Where a worker says it is ready for a job (retained; emptied when it leaves)."""
-    return f"{ROOT}-workers/ready/{check_level('worker', worker)}"
+    return f"{ROOT}-workers/ready/{check_worker(worker)}"
 
 
 def worker_jobs(worker: str) -> str:
     """The jobs of one worker, from every rig."""
-    return f"{ROOT}/+/jobs/identify/{check_level('worker', worker)}/+"
+    return f"{ROOT}/+/jobs/identify/{check_worker(worker)}/+"

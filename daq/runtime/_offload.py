@@ -4,10 +4,16 @@ Workers say when they are ready (``hilrig-workers/ready/<worker>``, retained); t
 sends each job to one of them by name and keeps it until a result per method came back
 (see mqtt/_jobs.py). A job unanswered after `timeout_s` goes to another ready worker,
 and the silent one gets nothing more until it says it is ready again. Workers answer on
-jobs/result/..., a topic only the rig reads; a result is kept once per job and method
-(its key ``job/<capture_id>/<method>``), however often it is delivered, and then
+jobs/result/<worker>/..., a topic only the rig reads; a result is kept once per job and
+method (its key ``job/<capture_id>/<method>``), however often it is delivered, and then
 published on result/ by the rig itself: what dashboards read as the rig's result is the
 rig's word.
+
+An answer is kept only from a worker the job was given to, and only when it is the
+result of that capture and method, within the size bound, with finite numbers in their
+physical domain. Anything else is refused before it is stored or published, told as one
+line (terminal, a ``job.refused`` event); a refused answer of the job's own worker sends
+the job to another ready worker, or, with none, identifies it here.
 """
 
 from __future__ import annotations
@@ -17,8 +23,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from identify import IdentificationResult
+from pydantic import ValidationError
 
+from identify import IdentificationResult, result_problems
+
+from ..config import first_error, one_line
 from ..mqtt import (
     WORKERS_READY,
     Courier,
@@ -26,6 +35,7 @@ from ..mqtt import (
     JobPayload,
     PendingJobs,
     WorkerPayload,
+    check_worker,
     result_from_message,
 )
 from ._finisher import CaptureFinisher, CaptureOutcome
@@ -35,6 +45,8 @@ __all__ = ["NOTICE_S", "JobOffload"]
 
 #: a job no worker has taken this long is reported (terminal, events)
 NOTICE_S = 5.0
+#: the longest event text about an answer (what it says comes partly from the sender)
+_MAX_TOLD = 300
 
 
 class JobOffload:
@@ -66,17 +78,22 @@ class JobOffload:
             self._watching = asyncio.get_running_loop().create_task(self._watch())
 
     def _dispatch(self) -> None:
-        """Each waiting job to a ready worker not busy with one of ours, longest idle first."""
+        """Each waiting job to a ready worker not busy with one of ours, longest idle first,
+        never to one whose answer to it was refused."""
         free = sorted((w for w in self.ready if w not in self.busy), key=self.ready.__getitem__)
-        waiting = self.jobs.unassigned()
-        for job, worker in zip(waiting, free):
+        for job in self.jobs.unassigned():
+            worker = next((w for w in free if w not in job.refused_from), None)
+            if worker is None:
+                continue
+            free.remove(worker)
             self.jobs.assign(job, worker, time.monotonic())
             self.busy.add(worker)
             self._publish(job, worker)
-        if len(waiting) > len(free) and not self._told_waiting:
+        waiting = len(self.jobs.unassigned())
+        if waiting and not self._told_waiting:
             self._told_waiting = True
-            self.say(f"{len(waiting) - len(free)} capture(s) waiting for a ready worker")
-        elif len(waiting) <= len(free):
+            self.say(f"{waiting} capture(s) waiting for a ready worker")
+        elif not waiting:
             self._told_waiting = False
 
     def _publish(self, job: Job, worker: str) -> None:
@@ -93,7 +110,10 @@ class JobOffload:
 
     async def _on_ready(self, message: Any) -> None:
         """A worker is ready (or, an empty message, gone)."""
-        name = message.topic.value.rsplit("/", 1)[-1]
+        try:
+            name = check_worker("/".join(message.topic.value.split("/")[-2:]))
+        except ValueError:
+            return
         if not message.payload:
             self.ready.pop(name, None)
             self.busy.discard(name)
@@ -107,22 +127,88 @@ class JobOffload:
         self._dispatch()
 
     async def _on_result(self, message: Any) -> None:
-        """A result message: a worker's answer to a job of ours, kept once per method."""
+        """A result message: a worker's answer to a job of ours, checked, kept once per
+        method."""
         try:
-            job_id, body = result_from_message(bytes(message.payload))
-            if job_id is None:
-                raise ValueError("a result without a job_id")
-            result = IdentificationResult.model_validate(body)
-        except (ValueError, TypeError) as exc:
-            self.publication.event("warning", "job.bad_result", f"{message.topic.value}: {exc}")
+            worker, capture_id, method = self.topics.job_result_of(message.topic.value)
+        except ValueError:
             return
-        job, fresh = self.jobs.answered(job_id, result.method)
-        if job is None or not fresh or self.finisher is None:
-            return  # a redelivery, or a job this service does not know
-        self.finisher.worker_result(job.context, result, f"job/{job_id}/{result.method}",
+        job = self.jobs.jobs.get(capture_id)
+        if job is None or method not in job.methods_left or self.finisher is None:
+            return  # a redelivery of what was kept, or not a job of this service
+        if worker not in job.given_to:
+            self._refused(job, worker, "it was not given this job")
+            return
+        result, problems = self._checked(job, capture_id, method, bytes(message.payload))
+        if result is None:
+            self._refused(job, worker, "; ".join(problems))
+            return
+        if worker in job.refused_from:
+            self._refused(job, worker, "its earlier answer to this job was refused")
+            return
+        job, fresh = self.jobs.answered(capture_id, method)
+        if job is None or not fresh:
+            return
+        self.finisher.worker_result(job.context, result, f"job/{capture_id}/{method}",
                                     last=not job.methods_left)
         if not len(self.jobs):
             self._idle.set()
+
+    @staticmethod
+    def _checked(job: Job, capture_id: str, method: str, payload: bytes
+                 ) -> tuple[IdentificationResult | None, list[str]]:
+        """The result an answer holds if it is one to keep, else (None, what is wrong)."""
+        try:
+            job_id, body = result_from_message(payload)
+            result = IdentificationResult.model_validate(body)
+        except ValidationError as exc:
+            return None, [f"not a result: {first_error(exc, 'result')}"]
+        except (ValueError, TypeError) as exc:
+            return None, [str(exc)]
+        problems = []
+        if job_id != job.capture_id:
+            problems.append(f"job_id {job_id!r} is not this job's")
+        if result.capture_id != capture_id:
+            problems.append(f"it is the result of capture {result.capture_id!r}")
+        if result.method != method:
+            problems.append(f"it is a {result.method!r} result on the {method!r} topic")
+        problems += result_problems(result)
+        return (None, problems) if problems else (result, [])
+
+    def _refused(self, job: Job, worker: str, why: str) -> None:
+        """An answer not kept: told in one line; the job's own worker's sends it elsewhere."""
+        own = worker in job.given_to
+        then = ("; the job goes to another worker" if own and job.worker == worker
+                else "; the job stays with its worker" if not own else "")
+        text = one_line(f"capture {job.capture_id}: the answer of worker {worker} refused: "
+                        f"{why}")
+        text = (text if len(text) <= _MAX_TOLD else text[:_MAX_TOLD - 3] + "...") + then
+        self.say(text)
+        self.publication.event("warning", "job.refused", text, job.capture_id)
+        if not own:
+            return
+        was_assigned = job.worker == worker
+        self.jobs.refuse(job, worker)
+        if was_assigned:
+            # nothing more for it until it says it is ready again (as a silent worker)
+            self.ready.pop(worker, None)
+            self.busy.discard(worker)
+            self._dispatch()
+            if job.worker is None:
+                self._home(job)
+
+    def _home(self, job: Job) -> None:
+        """A job no ready worker may take now (their answers refused): identified here,
+        unless local fallback is off (then it waits for another worker)."""
+        if self.worker_wait_s is None or self.finisher is None:
+            return
+        if any(w not in job.refused_from for w in self.ready):
+            return  # a worker that may take it is busy: it waits for that one
+        self.jobs.take_back(job)
+        text = f"capture {job.capture_id}: no other worker to answer it; identifying it here"
+        self.say(text)
+        self.publication.event("info", "job.local", text, job.capture_id)
+        self.finisher.identify_here(job.context, sorted(job.methods_left))
 
     def _unclaimed(self, now: float) -> None:
         """With no worker there at all (none ready or busy with ours): a job waiting is
@@ -149,6 +235,8 @@ class JobOffload:
                 self.say(text)
                 self.publication.event("info", "job.local", text, job.capture_id)
                 self.finisher.identify_here(job.context, sorted(job.methods_left))
+        if not len(self.jobs):
+            self._idle.set()
         if not len(self.jobs):
             self._idle.set()
 

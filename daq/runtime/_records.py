@@ -16,7 +16,7 @@ from typing import Any
 from identify import IdentificationResult
 
 from ..mqtt import Topics
-from ..storage import CaptureRow, Catalog
+from ..storage import CaptureRow, Catalog, CatalogError
 from ._publication import Publication
 
 __all__ = ["PRUNE_BATCH", "CaptureRecords", "capture_record", "prune_retained",
@@ -77,7 +77,12 @@ class CaptureRecords:
     def _update(self) -> None:
         for row in self.catalog.results(session_id=self.session_id,
                                         after_id=self._last_result):
-            result = row.result()
+            self._last_result = row.result_id  # read once: an unreadable one is not retried
+            try:
+                result = row.result()
+            except CatalogError as exc:
+                log.warning("capture record of %s: %s; left out", row.capture_id, exc)
+                continue
             self._results.setdefault(row.capture_id, {})[row.method] = result_summary(result)
             self._result_ids[row.capture_id] = (*self._result_ids.get(row.capture_id, ()),
                                                 row.result_id)
@@ -85,7 +90,6 @@ class CaptureRecords:
                 self.publication.overlay(row.capture_id, row.method,
                                          result.response.model_dump(mode="json"),
                                          self.session_id)
-            self._last_result = row.result_id
         for cap in self.catalog.captures(self.session_id):
             key = (cap.status, cap.error, cap.ended_utc, cap.duration_s, cap.samples,
                    cap.lost_samples, (cap.summary or {}).get("gaps"),

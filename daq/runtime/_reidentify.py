@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from identify import IdentificationResult
+from identify import IdentificationResult, result_problems
 
 from ..mqtt import CommandRefused, IdentifyRequest
 from ..storage import Catalog, CatalogError, store_result
@@ -123,6 +123,10 @@ class Reidentifier:
         """Raises ArchiveError for a capture it cannot read; identification errors as they are."""
         path = self.archive.locate(capture_id)
         result = await self.identify(path, method)
+        problems = result_problems(result)
+        if problems:  # stored, it could not be read back; published, it would mislead
+            raise ArchiveError(f"capture {capture_id}: {method} gave a result unfit to keep: "
+                               f"{'; '.join(problems)}")
         kept = self.archive.keep(capture_id, path, result)
         if self.say is not None:
             self.say(result_line(result))

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING
 from identify import utc_now
 
 from ..acquisition import capture_summary
-from ..storage import CaptureFileError, CaptureRow, read_capture, result_path, write_text_atomic
+from ..storage import (
+    CaptureFileError,
+    CaptureRow,
+    CatalogError,
+    read_capture,
+    result_path,
+    write_text_atomic,
+)
 from ._finisher import CaptureOutcome
 from ._statistics import capture_statistics
 
@@ -68,7 +75,11 @@ def _recover_recording(s: SessionRun, row: CaptureRow) -> None:
 def _publish_unqueued_results(s: SessionRun) -> None:
     """Results kept before a kill but never handed to the outbox: their file, then MQTT."""
     for row in s.catalog.results(session_id=s.session_id, unqueued=True):
-        result = row.result()
+        try:
+            result = row.result()
+        except CatalogError as exc:
+            s.say(f"capture {row.capture_id}: {exc}; not published")
+            continue
         if row.path is None:
             capture = s.catalog.capture(row.capture_id)
             out = result_path(Path(capture.path or ""), row.method, row.result_id)

@@ -1,11 +1,13 @@
 """`hilrig worker`: identification only, for any rig on the broker (see mqtt/_jobs.py).
 
-Any number of workers, on any machines, use the same broker. An idle worker says so on
+Any number of workers, on any machines, use the same broker. A worker is named
+``<principal>/<instance>``: its broker user (mqtt.username; ``anonymous`` on a broker
+without users) and its host and process. An idle worker says so on
 ``hilrig-workers/ready/<worker>`` (retained; its last will empties it), and rigs send it
 jobs on ``hilrig/<rig>/jobs/identify/<worker>/<capture_id>``. It takes one job at a time
 (MQTT v5 receive maximum 1, acknowledged only when its results are sent), identifies the
 capture with each method in a process of its own, and sends every result back to the rig
-on ``hilrig/<rig_id>/jobs/result/<capture_id>/<method>`` (QoS 1) with the job's id; the
+on ``hilrig/<rig_id>/jobs/result/<worker>/<capture_id>/<method>`` (QoS 1) with the job's id; the
 rig keeps it and publishes it on ``result/`` as its own. A worker that dies mid-job loses
 nothing: the rig sends the job to another after its timeout.
 """
@@ -16,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import socket
 import tempfile
 from collections.abc import Callable
@@ -34,6 +37,7 @@ from ..mqtt import (
     WorkerPayload,
     client_options,
     parse_mqtt_url,
+    worker_id,
     worker_jobs,
     worker_ready,
 )
@@ -48,7 +52,9 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
                      say: Callable[[str], None] = print) -> int:
     """Take and answer jobs until cancelled (or max_jobs done); returns the jobs done."""
     host, port = parse_mqtt_url(url or cfg.url)
-    name = f"{socket.gethostname()}-{os.getpid()}"
+    # the principal is the broker user: the deployed ACL lets it write under that name only
+    name = worker_id(cfg.username or "anonymous",
+                     re.sub(r"[/+#\x00]", "-", f"{socket.gethostname()}-{os.getpid()}"))
     connect = Properties(PacketTypes.CONNECT)
     connect.ReceiveMaximum = 1  # one job in flight: the others stay with the broker
     ready = WorkerPayload(worker=name).to_json()
@@ -121,5 +127,5 @@ async def _publish(client: aiomqtt.Client, job: JobPayload, result: Identificati
     _, payload = messages.result(job.capture_id, result.method, result,
                                  with_response=job.with_response, msg_id=msg_id,
                                  job_id=job.job_id, worker=worker)
-    await client.publish(messages.topics.job_result(job.capture_id, result.method), payload,
-                         qos=1)
+    await client.publish(messages.topics.job_result(worker, job.capture_id, result.method),
+                         payload, qos=1)

@@ -25,7 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from identify import SOFTWARE_VERSION, IdentificationResult, utc_now
+
+from ..config import first_error
 
 __all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", "ResultRow",
            "SessionRow"]
@@ -148,7 +152,14 @@ class ResultRow:
     queued_utc: str | None = None  # None: not yet handed to the outbox
 
     def result(self) -> IdentificationResult:
-        return IdentificationResult.model_validate_json(self.result_json)
+        """The result as stored; CatalogError (one line) if it no longer reads as one (an
+        earlier version stored NaN and infinite numbers, which JSON keeps as null)."""
+        try:
+            return IdentificationResult.model_validate_json(self.result_json)
+        except ValidationError as exc:
+            raise CatalogError(f"result {self.result_id} (capture {self.capture_id}, "
+                               f"{self.method}) is unreadable: "
+                               f"{first_error(exc, 'result')}") from None
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,13 @@
 Above identify.signal and identify.model, below the methods.
 """
 
+from ._checks import NON_NEGATIVE, result_problems
 from ._metrics import fit_percent, format_fit, normalized_compute_time
 from ._response import RESPONSE_POINTS, Response, response_of
 from ._result import RESULT_SCHEMA, IdentificationResult, ParameterEstimate
 
 __all__ = [
     "RESULT_SCHEMA", "IdentificationResult", "ParameterEstimate", "fit_percent", "format_fit",
-    "normalized_compute_time", "RESPONSE_POINTS", "Response", "response_of",
+    "normalized_compute_time", "RESPONSE_POINTS", "Response", "response_of", "NON_NEGATIVE",
+    "result_problems",
 ]

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "mosquitto"
-USERS = {"hilrig": "s3rvice-pw", "worker": "w0rker-pw", "operator": "0perator-pw",
-         "dashboard": "dashb0ard-pw"}
+USERS = {"hilrig": "s3rvice-pw", "worker1": "w0rker-pw", "worker2": "w0rker2-pw",
+         "operator": "0perator-pw", "dashboard": "dashb0ard-pw"}
 
 
 def free_port() -> int:

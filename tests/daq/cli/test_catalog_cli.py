@@ -84,3 +84,33 @@ def test_quick_commands_load_no_compiler_no_optimiser(archive, args):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env=dict(os.environ), timeout=60)
     assert "HEAVY []" in done.stdout, done.stdout[-500:] + done.stderr[-2000:]
+
+
+def test_a_stored_result_that_no_longer_reads_is_left_out_with_one_line(archive, capfd):
+    # an earlier version stored NaN intervals, which JSON keeps as null: such a row must not
+    # take the listing down with it
+    import json
+    import math
+
+    from identify import PARAM_NAMES, IdentificationResult, ParameterEstimate
+
+    def result(capture_id: str, lo: float) -> IdentificationResult:
+        params = {n: ParameterEstimate(value=1e-3, ci95=(lo, 1.1e-3), identifiable=True)
+                  for n in PARAM_NAMES}
+        return IdentificationResult(
+            method="regression", capture_id=capture_id, parameters=params,
+            fit_percent={"arm": 99.0, "pendulum": 98.0}, compute_seconds=0.5,
+            normalized_compute_time=1e-6, capture_seconds=30.0, sample_rate_hz=1e4,
+            samples=300001, tilt_deg=10.0)
+
+    with Catalog.open(archive) as cat:
+        cat.add_result(result("c01", 0.9e-3), capture_id="c01")
+        cat.add_result(result("c02", math.nan), capture_id="c02")
+    for args in (["results", "list"], ["results", "list", "--format", "csv"],
+                 ["captures", "show", "c02"]):
+        assert run_main(*args)[0] == 0, args
+        err = capfd.readouterr().err
+        assert "c02" in err and "is unreadable" in err and "left out" in err, args
+        assert err.count("\n") == 1 and "Traceback" not in err, args
+    rc, out = run_main("results", "list", "--format", "json")
+    assert rc == 0 and [r["capture_id"] for r in json.loads(out)] == ["c01"]

@@ -289,3 +289,22 @@ async def test_a_retained_command_never_runs_and_a_duplicate_runs_once(tmp_path,
         with pytest.raises(TimeoutError):
             async with asyncio.timeout(1.0):
                 await anext(aiter(fresh.messages))
+
+
+def test_the_nesting_scan_takes_no_memory_that_grows_with_the_message():
+    import tracemalloc
+
+    from daq.config import json_nesting, loads_bounded
+
+    # 20 MB of short strings: a copy with its strings replaced took 2.4 GB
+    doc = b'{"a": [' + b'"x[y]", 1.5, {"k": "v"}, ' * 800_000 + b'0]}'
+    tracemalloc.start()
+    try:
+        assert json_nesting(doc) == 3
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    assert json_nesting(b'{"a": "[[[[", "b": [[1]], "c": "\\\\\\"["}') == 3
+    with pytest.raises(ValueError, match="bytes, more than"):  # refused before the scan
+        loads_bounded(doc)

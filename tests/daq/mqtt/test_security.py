@@ -137,23 +137,32 @@ def test_the_password_is_never_logged(broker, tmp_path):
     assert USERS["operator"] not in bad.stdout + bad.stderr
 
 
-# what each role may read (r) and write (w) (deploy/mosquitto/hilrig.acl); {p}: hilrig/<rig>/
+# what each role may read (r) and write (w) (deploy/mosquitto/hilrig.acl); {p}: hilrig/<rig>/;
+# worker1 is one worker's user: it may not read worker2's jobs nor answer or announce as it
 ROLE_TABLE = {
-    "{p}status":             {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "{p}telemetry":          {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "{p}events":             {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "{p}capture/c1":         {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "{p}session/s1":         {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "{p}result/c1/uas":      {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "{p}result/latest":      {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": "r"},
-    "{p}cmd/arm":            {"hilrig": "rw", "worker": "", "operator": "w", "dashboard": ""},
-    "{p}reply/cli-1":        {"hilrig": "rw", "worker": "", "operator": "r", "dashboard": ""},
-    "{p}jobs/identify/w1/c1": {"hilrig": "rw", "worker": "r", "operator": "", "dashboard": ""},
-    "{p}jobs/result/c1/uas": {"hilrig": "rw", "worker": "w", "operator": "", "dashboard": ""},
-    "hilrig-workers/ready/{rig}": {"hilrig": "r", "worker": "w", "operator": "",
-                                   "dashboard": ""},
+    "{p}status":             {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": "r"},
+    "{p}telemetry":          {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": "r"},
+    "{p}events":             {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": "r"},
+    "{p}capture/c1":         {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": "r"},
+    "{p}session/s1":         {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": "r"},
+    "{p}result/c1/uas":      {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": "r"},
+    "{p}result/latest":      {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": "r"},
+    "{p}cmd/arm":            {"hilrig": "rw", "worker1": "", "operator": "w", "dashboard": ""},
+    "{p}reply/cli-1":        {"hilrig": "rw", "worker1": "", "operator": "r", "dashboard": ""},
+    "{p}jobs/identify/worker1/h-1/c1": {"hilrig": "rw", "worker1": "r", "operator": "",
+                                        "dashboard": ""},
+    "{p}jobs/identify/worker2/h-1/c1": {"hilrig": "rw", "worker1": "", "operator": "",
+                                        "dashboard": ""},
+    "{p}jobs/result/worker1/h-1/c1/uas": {"hilrig": "rw", "worker1": "w", "operator": "",
+                                          "dashboard": ""},
+    "{p}jobs/result/worker2/h-1/c1/uas": {"hilrig": "rw", "worker1": "", "operator": "",
+                                          "dashboard": ""},
+    "hilrig-workers/ready/worker1/{rig}": {"hilrig": "r", "worker1": "w", "operator": "",
+                                           "dashboard": ""},
+    "hilrig-workers/ready/worker2/{rig}": {"hilrig": "r", "worker1": "", "operator": "",
+                                           "dashboard": ""},
 }
-ROLES = ("worker", "operator", "dashboard")
+ROLES = ("worker1", "operator", "dashboard")
 
 
 @pytest.mark.fault(injected="security: every role reads and writes every topic kind",
@@ -165,10 +174,10 @@ async def test_each_role_reads_and_writes_what_the_role_table_says_and_nothing_m
     key_of = {topic: key for key, topic in topics.items()}
     heard: dict[str, set[str]] = {role: set() for role in ROLES}
     async with _client(broker, "hilrig", protocol=aiomqtt.ProtocolVersion.V5) as svc, \
-            _client(broker, "worker", protocol=aiomqtt.ProtocolVersion.V5) as worker, \
+            _client(broker, "worker1", protocol=aiomqtt.ProtocolVersion.V5) as worker, \
             _client(broker, "operator", protocol=aiomqtt.ProtocolVersion.V5) as operator, \
             _client(broker, "dashboard", protocol=aiomqtt.ProtocolVersion.V5) as dashboard:
-        clients = {"worker": worker, "operator": operator, "dashboard": dashboard}
+        clients = {"worker1": worker, "operator": operator, "dashboard": dashboard}
 
         async def listen(client: aiomqtt.Client, into: set[str]) -> None:
             async for m in client.messages:
@@ -222,15 +231,15 @@ async def test_a_dashboard_cannot_take_jobs_and_stall_an_offloaded_session(broke
                HILRIG_MQTT__TELEMETRY_HZ="0", HILRIG_IDENTIFY__OFFLOAD="true",
                HILRIG_IDENTIFY__JOB_TIMEOUT_S="300")
     pw = {}
-    for user in ("hilrig", "worker"):
+    for user in ("hilrig", "worker1"):
         pw[user] = tmp_path / f"{user}.pw"
         pw[user].write_text(USERS[user] + "\n")
     worker_log = tmp_path / "worker.log"
     worker = subprocess.Popen(
         [sys.executable, "-m", "daq.cli", "worker"], stdout=open(worker_log, "w"),
         stderr=subprocess.STDOUT,
-        env=dict(env, HILRIG_MQTT__USERNAME="worker",
-                 HILRIG_MQTT__PASSWORD_FILE=str(pw["worker"])))
+        env=dict(env, HILRIG_MQTT__USERNAME="worker1",
+                 HILRIG_MQTT__PASSWORD_FILE=str(pw["worker1"])))
     stolen: list[str] = []
     try:
         async with asyncio.timeout(60):
@@ -239,8 +248,8 @@ async def test_a_dashboard_cannot_take_jobs_and_stall_an_offloaded_session(broke
         async with _client(broker, "dashboard", protocol=aiomqtt.ProtocolVersion.V5) as thief:
             await thief.subscribe("$share/hilrig-identify/hilrig/+/jobs/identify/#", qos=1)
             await thief.subscribe("hilrig/+/jobs/#", qos=1)
-            await thief.publish("hilrig-workers/ready/thief", json.dumps(
-                {"schema": "hilrig.worker/1", "worker": "thief", "state": "ready"}),
+            await thief.publish("hilrig-workers/ready/thief/x", json.dumps(
+                {"schema": "hilrig.worker/1", "worker": "thief/x", "state": "ready"}),
                 qos=1, retain=True)
 
             async def count() -> None:
@@ -269,3 +278,141 @@ async def test_a_dashboard_cannot_take_jobs_and_stall_an_offloaded_session(broke
             worker.wait(timeout=30)
         except subprocess.TimeoutExpired:
             worker.kill()
+
+
+def _forged_result(capture_id: str, method: str, **changes) -> dict:
+    """A result as a worker sends it: plausible on its face, `changes` applied."""
+    from identify import PARAM_NAMES
+
+    params = {n: {"value": 1e-3, "ci95": [0.9e-3, 1.1e-3], "identifiable": True}
+              for n in PARAM_NAMES}
+    body = {"schema": "hilrig.result/1", "method": method, "capture_id": capture_id,
+            "parameters": params, "fit_percent": {"arm": 99.0, "pendulum": 99.0},
+            "compute_seconds": 0.5, "normalized_compute_time": 1e-6, "capture_seconds": 30.0,
+            "sample_rate_hz": 10000.0, "samples": 300001, "tilt_deg": 10.0,
+            "job_id": capture_id, "rig_id": "x"}
+    for name, value in changes.pop("values", {}).items():
+        finite = value == value and abs(value) != float("inf")
+        params[name] = {"value": value, "ci95": [value - 0.01, value + 0.01] if finite
+                        else None, "identifiable": True}
+    body.update(changes)
+    return body
+
+
+@pytest.mark.fault(injected="security: a rogue worker (its own broker user) answers a job "
+                            "given to another worker first, as itself and in the other's "
+                            "name, and answers its own jobs with a 5 MB result, mu_d0 = -5, "
+                            "NaN and inf, and another capture's result",
+                   expected="each answer refused before anything is stored or published "
+                            "(one line each), the job goes to the real worker: every capture "
+                            "one result, the real worker's")
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+async def test_the_rig_keeps_only_answers_of_the_worker_it_gave_the_job_to(broker, tmp_path):
+    rig = f"rogue-{uuid.uuid4().hex[:6]}"
+    root = tmp_path / "archive"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig,
+               HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{broker['plain']}",
+               HILRIG_MQTT__TELEMETRY_HZ="0", HILRIG_IDENTIFY__OFFLOAD="true",
+               HILRIG_IDENTIFY__METHOD="regression", HILRIG_IDENTIFY__JOB_TIMEOUT_S="300")
+    pw = {}
+    for user in ("hilrig", "worker1"):
+        pw[user] = tmp_path / f"{user}.pw"
+        pw[user].write_text(USERS[user] + "\n")
+    prefix = f"hilrig/{rig}"
+    answers: list[str] = []  # what the rogue sent, by kind
+    events: list[dict] = []
+    worker_log = tmp_path / "worker.log"
+    worker = None
+    async with _client(broker, "worker2", protocol=aiomqtt.ProtocolVersion.V5) as rogue, \
+            _client(broker, "hilrig", protocol=aiomqtt.ProtocolVersion.V5) as watch:
+        # the rogue is ready first: the first job goes to it
+        await rogue.subscribe("hilrig/+/jobs/identify/worker2/rogue/+", qos=1)
+        ready = json.dumps({"schema": "hilrig.worker/1", "worker": "worker2/rogue",
+                            "state": "ready"})
+        await rogue.publish("hilrig-workers/ready/worker2/rogue", ready, qos=1, retain=True)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "daq.cli", "worker"], stdout=open(worker_log, "w"),
+            stderr=subprocess.STDOUT, env=dict(env, HILRIG_MQTT__USERNAME="worker1",
+                                               HILRIG_MQTT__PASSWORD_FILE=str(pw["worker1"])))
+        async with asyncio.timeout(60):
+            while "waiting for jobs" not in worker_log.read_text():
+                await asyncio.sleep(0.1)
+        # the harness sees the real worker's jobs (as the rig's user) and tells the rogue
+        await watch.subscribe(f"{prefix}/jobs/identify/worker1/+/+", qos=1)
+        await watch.subscribe(f"{prefix}/events", qos=1)
+
+        async def answer(capture_id: str, method: str, name: str, body: bytes, kind: str):
+            await rogue.publish(f"{prefix}/jobs/result/{name}/{capture_id}/{method}", body,
+                                qos=1)
+            answers.append(kind)
+
+        async def rogue_jobs() -> None:
+            async for m in rogue.messages:
+                job = json.loads(m.payload)
+                c, method = job["capture_id"], job["methods"][0]
+                me = "worker2/rogue"
+                big = _forged_result(c, method, values={"mu_d0": -5.0},
+                                     diagnostics={"pad": "x" * 5_000_000})
+                await answer(c, method, me, json.dumps(big).encode(), "5 MB")
+                await answer(c, method, me, json.dumps(_forged_result(
+                    c, method, values={"mu_d0": -5.0})).encode(), "negative")
+                await answer(c, method, me, json.dumps(_forged_result(
+                    c, method, values={"mu_d1": float("nan"), "mu_v0": float("inf")})).encode(),
+                    "nan")
+                await answer(c, method, me, json.dumps(_forged_result(
+                    "C-other", method)).encode(), "other capture")
+                # and says it is not ready again: the other jobs go to the real worker only
+
+        async def watched() -> None:
+            async for m in watch.messages:
+                if "/jobs/identify/" in m.topic.value:  # a job of the real worker: first!
+                    job = json.loads(m.payload)
+                    c, method = job["capture_id"], job["methods"][0]
+                    forged = json.dumps(_forged_result(c, method, values={"mu_d0": 0.4242}))
+                    await answer(c, method, "worker2/rogue", forged.encode(), "not given")
+                    await answer(c, method, job["worker"], forged.encode(), "in its name")
+                else:
+                    events.append(json.loads(m.payload))
+
+        tasks = [asyncio.create_task(rogue_jobs()), asyncio.create_task(watched())]
+        try:
+            run = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "daq.cli", "run", "--sim", "--unpaced", "--captures",
+                "3", env=dict(env, HILRIG_MQTT__USERNAME="hilrig",
+                              HILRIG_MQTT__PASSWORD_FILE=str(pw["hilrig"])),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            out, _ = await asyncio.wait_for(run.communicate(), 300)
+            await asyncio.sleep(1.0)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await rogue.publish("hilrig-workers/ready/worker2/rogue", b"", qos=1, retain=True)
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(timeout=30)
+    text = out.decode()
+    assert run.returncode == 0, text[-3000:]
+    assert {"5 MB", "negative", "nan", "other capture", "not given", "in its name"} <= set(
+        answers), answers
+    refused = [e for e in events if e.get("code") == "job.refused"]
+    # every answer the rig received was refused, each in one line (the one sent in the
+    # real worker's name never reached it: the broker's ACL dropped it)
+    assert len(refused) == len(answers) - answers.count("in its name"), (answers, refused)
+    assert all("\n" not in e["message"] and len(e["message"]) < 400 for e in refused)
+    for why in ("more than 1048576", "mu_d0 = -5 is below zero", "mu_d1 is not a finite",
+                "result of capture 'C-other'", "not given this job"):
+        assert any(why in e["message"] for e in refused), (why, "\n".join(
+            e["message"] for e in refused))
+    assert text.count("(worker)") == 3  # each capture: one result, the real worker's
+    from daq.storage import Catalog
+
+    with Catalog.open(root, create=False) as cat:
+        results = cat.results()
+        assert len(results) == 3 and len({r.capture_id for r in results}) == 3
+        for row in results:
+            mu = row.result().parameters["mu_d0"].value
+            assert mu is not None and mu > 0 and mu != 0.4242
+    listing = subprocess.run([sys.executable, "-m", "daq.cli", "results", "list"], env=env,
+                             capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert listing.returncode == 0 and "0.4242" not in listing.stdout, listing.stderr

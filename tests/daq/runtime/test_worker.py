@@ -124,7 +124,7 @@ async def _ready_workers() -> dict[str, bytes]:
 
     found: dict[str, bytes] = {}
     async with aiomqtt.Client("127.0.0.1", 1883) as client:
-        await client.subscribe("hilrig-workers/ready/+", qos=1)
+        await client.subscribe("hilrig-workers/ready/#", qos=1)
         try:
             async with asyncio.timeout(1.0):
                 async for message in client.messages:
