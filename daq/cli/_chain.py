@@ -4,7 +4,8 @@ A record `t,theta1[,theta2[,theta3]]` (absolute link angles; unit and zero from 
 or a `# unit=deg zero=hanging` comment above the header) is identified by
 identify.identify_chain. `--validate T0:T1` holds [T0, T1] out of the fit and scores it in
 segments of `--segment-s` seconds; `--params JSON` scores a given parameter set (a
-published one) under the same rules, beside or instead of hilrig's.
+published one) under the same rules, beside or instead of hilrig's. Every option is
+checked before the record is read, the span against the record before any fit.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,6 @@ from identify import (
     ChainRig,
     IdentificationResult,
     Record,
-    Scale,
     format_fit,
     identify_chain,
     parse_rig_kind,
@@ -32,13 +31,16 @@ from identify.model import CHAIN_FRICTION_TERMS, inertial_names, inertial_normal
 
 from ..acquisition import Capture, to_record
 from ..storage import CaptureLimits, read_joint_csv, write_joint_csv
-from ._measured import measured_value
+from ._chain_options import check_span, params_arg, scale_arg, segment_arg, span_arg
+from ._fit_guard import fit_guard
 from ._progress import ProgressBar
-from ._usage import UsageError, json_arg, settings_of
+from ._usage import UsageError, settings_of
 
 __all__ = ["chain_kind_of", "cmd_identify_chain"]
 
-_SPAN = re.compile(r"^\s*([0-9.eE+-]+)\s*:\s*([0-9.eE+-]+)\s*$")
+#: what to try when a chain fit fails numerically
+_CHAIN_HINT = ("check the record's --unit and --zero, --tilt and --params, or try another "
+               "--friction-law")
 
 
 def chain_kind_of(args: argparse.Namespace) -> str | None:
@@ -50,38 +52,6 @@ def chain_kind_of(args: argparse.Namespace) -> str | None:
     except ValueError as exc:
         raise UsageError(f"--rig: {exc}") from None
     return None if kind == "furuta" else str(args.rig).strip().lower()
-
-
-def _span(text: str) -> tuple[float, float]:
-    m = _SPAN.match(text)
-    if m is None:
-        raise UsageError(f"--validate {text!r}: expected T0:T1 in seconds, for example 36.668:55")
-    t0, t1 = float(m.group(1)), float(m.group(2))
-    if not (math.isfinite(t0) and math.isfinite(t1) and t1 > t0):
-        raise UsageError(f"--validate {text!r}: T1 must be after T0")
-    return t0, t1
-
-
-def _scale(specs: list[str] | None, links: int) -> Scale | None:
-    if not specs:
-        return None
-    if len(specs) > 1:
-        raise UsageError("--measured: a free swing takes one quantity to fix its scale, got "
-                         f"{len(specs)}")
-    name, value, sd, percent = measured_value(specs[0], inertial_names(links),
-                                              "nu1=0.0218+-1% (kg m, kg m^2)")
-    rel = 0.0 if sd is None else sd / 100 if percent else sd / value
-    return Scale(name, value, rel)
-
-
-def _params(text: str, links: int) -> ChainParams:
-    data = json_arg(text, "--params")
-    if not isinstance(data, dict):
-        raise UsageError("--params: expected a JSON object")
-    try:
-        return ChainParams.from_mapping(data, links)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--params: {exc}") from None
 
 
 def _record(args: argparse.Namespace, links: int) -> Record:
@@ -122,35 +92,33 @@ def cmd_identify_chain(args: argparse.Namespace, capture: Capture | None = None)
                                          if v is not None})
     else:
         rig = _rig(args)
+    span = span_arg(args.validate) if args.validate else None
+    seg_s = segment_arg(args)
+    given = params_arg(args.params, rig.links) if args.params else None
+    scale = scale_arg(args.measured, rig.links)
+    if capture is None:
         record = _record(args, rig.links)
-    span = _span(args.validate) if args.validate else None
-    seg_s = args.segment_s or 0.0
-    if seg_s < 0:
-        raise UsageError(f"--segment-s must be positive, got {seg_s}")
-    given = _params(args.params, rig.links) if args.params else None
-    scale = _scale(args.measured, rig.links)
+    if span:
+        check_span(args.validate, span, record)
     out: dict[str, Any] = {}
     result: IdentificationResult | None = None
     if not args.params_only:
         bar = ProgressBar(f"identify {rig.kind}")
         try:
-            result = identify_chain(record, rig, exclude=[span] if span else [], scale=scale,
-                                    progress=bar)
-        except ValueError as exc:
-            raise UsageError(f"{args.file}: {exc}") from None
+            with fit_guard(args.file, _CHAIN_HINT):
+                result = identify_chain(record, rig, exclude=[span] if span else [],
+                                        scale=scale, progress=bar)
         finally:
             bar.close()
         out = json.loads(result.to_json())
     if span:
         seg = seg_s or (span[1] - span[0])
-        try:
+        with fit_guard(args.file, _CHAIN_HINT):
             if result is not None:
                 out["validation"] = validate_chain(record, rig, result_params(result), span,
                                                    seg)
             if given is not None:
                 out["validation_given"] = validate_chain(record, rig, given, span, seg)
-        except ValueError as exc:
-            raise UsageError(f"{args.file}: {exc}") from None
     if given is not None:  # its ratios, named as the result's, to read side by side
         out["given_parameters"] = given_ratios(given, rig.links)
     if args.json:
@@ -223,16 +191,14 @@ def cmd_simulate_chain(args: argparse.Namespace, realism: Any) -> int:
     out = Path(args.out)
     if out.suffix.lower() != ".csv":
         raise UsageError(f"--out {out}: a {rig.kind} record is written as CSV (t,theta1...)")
-    params = _params(args.params, rig.links) if args.params else default_chain_params(rig.links)
+    params = params_arg(args.params, rig.links) if args.params else default_chain_params(rig.links)
     angles = args.angles or [120.0] * rig.links
     if len(angles) != rig.links:
         raise UsageError(f"--angles: rig kind {rig.kind} needs {rig.links} angle(s), got "
                          f"{len(angles)}")
     push = realism.push_rad_s
     x0 = [math.radians(a) for a in angles] + [push[0]] * (rig.links - 1) + [push[1]]
-    rate = args.rate or 1000.0
-    if not (math.isfinite(rate) and 100 <= rate <= 100_000):
-        raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
+    rate = 1000.0 if args.rate is None else args.rate  # _ranges checked a given one
     try:
         rec = chain_record(rig, params, x0, args.duration, realism, rest_s=args.rest,
                            rate_hz=rate)
@@ -256,7 +222,8 @@ def cmd_compare_chain(args: argparse.Namespace) -> int:
     record = _record(args, rig.links)
     bar = ProgressBar(f"compare {rig.kind}")
     try:
-        rows = compare_chain(record, rig, progress=bar)
+        with fit_guard(args.file, _CHAIN_HINT):
+            rows = compare_chain(record, rig, progress=bar)
     finally:
         bar.close()
     print("fit per joint: the mean over the record's segments, each simulated from a state "

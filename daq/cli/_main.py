@@ -1,10 +1,11 @@
 """`hilrig`'s entry point: parse, run the command's handler, turn failures into one line.
 
 Usage errors and bad input exit with status 2 and one line naming the problem;
-failures while running (a broker, a port) exit with 1. Ctrl-C ends any command with
-"hilrig: interrupted" and status 130, a service manager's SIGTERM with "hilrig: stopped"
-and 143 (128 + the signal, as a shell reports it); both unwind the command as an
-exception does, so files are closed and nothing is left half-written (writes are atomic).
+failures while running (a broker, a port, a fit that fails numerically) exit with 1.
+Ctrl-C ends any command with "hilrig: interrupted" and status 130, a service manager's
+SIGTERM with "hilrig: stopped" and 143 (128 + the signal, as a shell reports it); both
+unwind the command as an exception does, so files are closed and nothing is left
+half-written (writes are atomic).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from ._parser import build_parser
-from ._usage import EXIT_USAGE, Stopped, UsageError, set_quiet
+from ._usage import EXIT_USAGE, FitFailed, Stopped, UsageError, set_quiet
 
 __all__ = ["main"]
 
@@ -41,7 +42,7 @@ def _exit_code(exc: Exception) -> int | None:
     if isinstance(exc, UsageError | ConfigError | CaptureFileError | CatalogError | PlanError
                   | FileExistsError):
         return EXIT_USAGE
-    if isinstance(exc, ConnectionError):
+    if isinstance(exc, ConnectionError | FitFailed):
         return 1
     return None
 

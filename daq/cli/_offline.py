@@ -1,6 +1,8 @@
 """Offline commands on capture files: simulate, identify, compare, export.
 
-They need no broker and no rig; bad arguments or files are one line and exit 2.
+They need no broker and no rig; bad arguments or files are one line and exit 2, every
+number checked against its range (_ranges) before any work; a fit that fails numerically
+is one line and exit 1 (_fit_guard).
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from ..acquisition import Capture, TriggerInfo, to_measurement
 from ..config import Settings, first_error
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
 from ._chain import chain_kind_of, cmd_compare_chain, cmd_identify_chain, cmd_simulate_chain
+from ._fit_guard import fit_guard
 from ._measured import with_measured
 from ._progress import ProgressBar
+from ._ranges import Range, check_numbers
 from ._usage import UsageError, json_arg, settings_of
 
 __all__ = ["cmd_compare", "cmd_export", "cmd_identify", "cmd_simulate", "format_result"]
@@ -54,11 +58,26 @@ def _friction_arg(text: str) -> FrictionParams:
             raise UsageError(f"--friction: {name} must be a finite number, got {v!r}")
         values[name] = float(v)
     try:
-        return FrictionParams(**values)
+        friction = FrictionParams(**values)
     except ValidationError as exc:  # name the parameter and the rule it breaks
         err = exc.errors()[0]
         raise UsageError(f"--friction: {first_error(exc, '(parameters)')}, "
                          f"got {err.get('input')!r}") from None
+    for name, v in values.items():  # the sign rules above, then the magnitude
+        _friction_range(name).check(f"--friction: {name}", v)
+    return friction
+
+
+#: --friction values lie within this factor of seed 000's Table III either way (a
+#: coefficient from 0): a bearing braked far harder makes the simulation diverge
+FRICTION_FACTOR = 1e3
+
+
+def _friction_range(name: str) -> Range:
+    truth = float(getattr(TABLE_III_TRUTH, name))
+    positive = name.startswith(("omega_t", "Fn_t"))  # a transition: never 0
+    return Range(truth / FRICTION_FACTOR if positive else 0.0, truth * FRICTION_FACTOR,
+                 f"(within a factor of {FRICTION_FACTOR:g} of seed 000's Table III)")
 
 
 def _check_out_free(out: Path, force: bool) -> None:
@@ -72,19 +91,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from drivers.sim import SimulatedRig
 
     settings = settings_of(args)
+    check_numbers(args)
     if chain_kind_of(args):
         _check_out_free(Path(args.out), args.force)
-        if not args.duration > 0 or args.rest < 0:
-            raise UsageError("--duration must be positive and --rest >= 0")
+        _check_length(args, 1000.0 if args.rate is None else args.rate, settings)
         return cmd_simulate_chain(args, _realism_arg(args, settings.sim.realism))
     out = Path(args.out)
     if out.suffix.lower() not in (".h5", ".hdf5", ".csv"):
         raise UsageError(f"--out {out}: the file must end in .h5 or .csv")
     _check_out_free(out, args.force)
-    if not args.duration > 0:
-        raise UsageError(f"--duration must be positive, got {args.duration}")
-    if args.rest < 0:
-        raise UsageError(f"--rest must be >= 0, got {args.rest}")
     rig = settings.rig.model_copy(update={"tilt_deg": args.tilt}) if args.tilt is not None \
         else settings.rig
     if not 0 <= rig.tilt_deg < 90:
@@ -94,6 +109,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     rate = settings.sample_rate_hz if args.rate is None else args.rate
     if not (math.isfinite(rate) and 100 <= rate <= 100_000):
         raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
+    _check_length(args, rate, settings)
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
                        hold_s=args.rest, realism=realism)
@@ -123,6 +139,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"  as a real rig: {_departures(rig, src.rig)}"
               + (f"; {total - counts.shape[0]} samples lost" if counts.shape[0] < total else ""))
     return 0
+
+
+def _check_length(args: argparse.Namespace, rate: float, settings: Settings) -> None:
+    """What simulate writes, identify reads: no longer than the settings allow a capture."""
+    limits = CaptureLimits.of(settings)
+    samples = round(args.rest * rate) + round(args.duration * rate) + 1
+    if samples > limits.max_samples or args.rest + args.duration > limits.max_duration_s:
+        raise UsageError(f"--rest {args.rest:g} and --duration {args.duration:g} at {rate:g} Hz "
+                         f"({samples} samples) make a capture longer than the settings allow "
+                         f"({limits.max_duration_s:g} s, {limits.max_samples} samples); raise "
+                         "trigger.max_duration_s to simulate it")
 
 
 def _realism_arg(args: argparse.Namespace, base: Realism) -> Realism:
@@ -184,14 +211,30 @@ def _load_measurement(args: argparse.Namespace, settings: Settings,
     if not 0 <= rig.tilt_deg < 90:
         raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
     rig = with_measured(rig, args.measured, args.cad_uncertainty)
+    _check_moves(path, capture)
     try:
         return to_measurement(capture, rig)
     except ValueError as exc:  # what identification cannot take: one line, naming the file
         raise UsageError(f"{path}: {exc}") from None
 
 
+def _check_moves(path: str, capture: Capture) -> None:
+    """A capture in which neither joint moves more than two encoder counts is no free
+    decay; its fit would divide by a zero residual."""
+    quantum = 2 * math.pi / np.asarray(capture.counts_per_rev, dtype=np.float64)
+    if np.all(np.ptp(capture.angles_rad, axis=0) <= 2 * quantum):
+        raise UsageError(f"{path}: neither joint moves (a capture is a free decay after a "
+                         "release)")
+
+
+#: what to try when a Furuta fit fails numerically
+_FURUTA_HINT = ("check the rig values it starts from ([rig] in the config, --measured, "
+                "--tilt) against the rig, or try another --method")
+
+
 def cmd_identify(args: argparse.Namespace) -> int:
     settings = settings_of(args)
+    check_numbers(args)
     # the rig kind: --rig, else what an HDF5 capture recorded, else the [rig] config
     capture = None
     if args.rig is None and Path(args.file).suffix.lower() in (".h5", ".hdf5"):
@@ -210,7 +253,8 @@ def cmd_identify(args: argparse.Namespace) -> int:
     m = _load_measurement(args, settings, capture)
     bar = ProgressBar(f"identify {args.method}")
     try:
-        result = identify(m, method=args.method, progress=bar)
+        with fit_guard(args.file, _FURUTA_HINT):
+            result = identify(m, method=args.method, progress=bar)
     finally:
         bar.close()
     if args.json:
@@ -250,6 +294,7 @@ def format_result(result: IdentificationResult) -> str:
 def cmd_compare(args: argparse.Namespace) -> int:
     from identify.report import compare_methods, parameter_table, table_v
 
+    check_numbers(args)
     if args.rig is None and settings_of(args).rig_kind.is_chain:
         args.rig = settings_of(args).rig_kind.kind
     if chain_kind_of(args):
@@ -262,7 +307,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          f"{', '.join(sorted(METHODS))}")
     bar = ProgressBar("compare")
     try:
-        results = compare_methods(m, methods, progress=bar)
+        with fit_guard(args.file, _FURUTA_HINT):
+            results = compare_methods(m, methods, progress=bar)
     finally:
         bar.close()
     print(table_v(results))
@@ -273,15 +319,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         from identify.methods import run_uas
         from identify.report import summary_figure, write_figures
 
-        if not any("initial_state" in r.diagnostics for r in results):
-            results.append(identify(m, method="grey-box"))
         bar = ProgressBar("figures")
         try:
-            paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m), progress=bar)
-            ref = next(r for r in results if "initial_state" in r.diagnostics)
-            best = next((r for r in results if r.method == DEFAULT_METHOD), ref)
-            paths.append(summary_figure(m, best, ref, Path(args.plot) /
-                                        f"fig9_summary_{best.method}.png"))
+            with fit_guard(args.file, _FURUTA_HINT):
+                if not any("initial_state" in r.diagnostics for r in results):
+                    results.append(identify(m, method="grey-box"))
+                paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m),
+                                      progress=bar)
+                ref = next(r for r in results if "initial_state" in r.diagnostics)
+                best = next((r for r in results if r.method == DEFAULT_METHOD), ref)
+                paths.append(summary_figure(m, best, ref, Path(args.plot) /
+                                            f"fig9_summary_{best.method}.png"))
         finally:
             bar.close()
         for path in paths:

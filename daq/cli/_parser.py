@@ -12,11 +12,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ._usage import EXIT_USAGE
+from ._ranges import ANGLE, CAD, DURATION, PUSH, RATE, REST, TILT
+from ._usage import EXIT_USAGE, MAX_OPTION_FILE_BYTES
 
 __all__ = ["build_parser"]
 
 DESCRIPTION = "hilrig: data acquisition and friction identification for pendulum rigs"
+_AT_FILE = f"or @file.json of at most {MAX_OPTION_FILE_BYTES >> 20} MiB"
 _FORMATS: dict[str, Any] = {"choices": ("table", "csv", "json"), "default": "table"}
 
 
@@ -82,7 +84,7 @@ def _realism_options(p: Any) -> None:
     r.add_argument("--tremor", type=float, metavar="RAD",
                    help="rms tremor of the hand holding the rig before release, rad")
     r.add_argument("--push", type=float, nargs=2, metavar=("ARM", "PEND"),
-                   help="velocity the hand gives as it lets go, rad/s")
+                   help=f"velocity the hand gives as it lets go, each in {PUSH}")
     r.add_argument("--noise", type=float, metavar="RAD", help="white angle noise (sd), rad")
     r.add_argument("--jitter", type=int, metavar="N", help="counts off by up to N, uniformly")
     r.add_argument("--interpolation", type=float, metavar="COUNTS",
@@ -94,29 +96,40 @@ def _realism_options(p: Any) -> None:
 def _offline_commands(sub: Any, methods: list[str]) -> None:
     s = sub.add_parser("simulate", help="simulate a free decay of the rig into a capture file")
     s.add_argument("--out", required=True, help="FILE.h5 or FILE.csv")
-    s.add_argument("--tilt", type=float, help="tilt of the arm axis, degrees (default: config, 10)")
-    s.add_argument("--theta0", type=float, default=0.0, help="arm release angle, degrees")
-    s.add_argument("--theta1", type=float, default=120.0, help="pendulum release angle, degrees")
-    s.add_argument("--duration", type=float, default=35.0, help="seconds after release")
-    s.add_argument("--rest", type=float, default=0.5, help="seconds held still before release")
+    s.add_argument("--tilt", type=float,
+                   help=f"tilt of the arm axis, in {TILT} (default: config, 10)")
+    s.add_argument("--theta0", type=float, default=0.0, help=f"arm release angle, in {ANGLE}")
+    s.add_argument("--theta1", type=float, default=120.0,
+                   help=f"pendulum release angle, in {ANGLE}")
+    s.add_argument("--duration", type=float, default=35.0,
+                   help=f"seconds after release, in {DURATION}; with --rest no longer than "
+                        "the settings allow a capture (110.5 s by default)")
+    s.add_argument("--rest", type=float, default=0.5,
+                   help=f"seconds held still before release, in {REST}")
     s.add_argument("--rate", type=float, metavar="HZ",
-                   help="sample rate (default: config, 10000); seed 000 Table V used 1000")
-    s.add_argument("--friction", help="JSON object of friction parameters (or @file.json)")
+                   help=f"sample rate, in {RATE} (default: config, 10000); seed 000 Table V "
+                        "used 1000")
+    s.add_argument("--friction", help=f"JSON object of friction parameters ({_AT_FILE}), "
+                                      "each within a factor of 1000 of seed 000's Table III")
     s.add_argument("--force", action="store_true", help="overwrite an existing file")
     _realism_options(s)
     k = s.add_argument_group("other rig kinds (single, nlink:N; written as CSV)")
     k.add_argument("--rig", metavar="KIND", help="single or nlink:N (default: furuta)")
     k.add_argument("--angles", type=float, nargs="+", metavar="DEG",
-                   help="release angle of each link from the upward vertical (default 120)")
-    k.add_argument("--params", metavar="JSON", help="the true parameters (or @file.json): m, "
-                   "com, l, J, b (SI) or by name; default seed 002's laboratory pendulum")
+                   help=f"release angle of each link from the upward vertical, in {ANGLE} "
+                        "(default 120)")
+    k.add_argument("--params", metavar="JSON", help=f"the true parameters ({_AT_FILE}): m, "
+                   "com, l, J, b (SI, each at most 1000) or by name (within a factor of 1e6 of "
+                   "the normaliser); default seed 002's laboratory pendulum")
     k.add_argument("--friction-law", default=None, help=argparse.SUPPRESS)
     s.set_defaults(handler="_offline:cmd_simulate")
 
     i = sub.add_parser("identify", help="identify the friction parameters of a capture file")
     i.add_argument("file", help="capture FILE.h5 or FILE.csv (header t,theta0,theta1; "
-                                "with --rig single or nlink:N, t,theta1[,theta2[,theta3]])")
-    i.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+                                "with --rig single or nlink:N, t,theta1[,theta2[,theta3]]); a "
+                                "regular file no longer than the settings allow a capture, a "
+                                "CSV's lines at most 4096 bytes")
+    i.add_argument("--tilt", type=float, help=f"tilt, in {TILT} (overrides the file's rig)")
     _rig_knowledge_options(i)
     i.add_argument("--method", default=_default_method(), choices=methods)
     i.add_argument("--json", action="store_true", help="print only the result as JSON")
@@ -125,7 +138,7 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
 
     c = sub.add_parser("compare", help="run every method on a capture: the seed's Table V")
     c.add_argument("file", help="capture FILE.h5 or FILE.csv")
-    c.add_argument("--tilt", type=float, help="tilt in degrees (overrides the file's rig)")
+    c.add_argument("--tilt", type=float, help=f"tilt, in {TILT} (overrides the file's rig)")
     _rig_knowledge_options(c)
     c.add_argument("--methods", help="comma-separated subset (default: all)")
     c.add_argument("--plot", metavar="DIR", help="write PNG figures like seed 000 Figs. 4-7")
@@ -150,10 +163,11 @@ def _chain_options(p: Any) -> None:
                    "plane at --tilt from the vertical) or nlink:N (seed 002's n-link pendulum, "
                    "N = 1-3)")
     g.add_argument("--validate", metavar="T0:T1", help="hold [T0, T1] s out of the fit and "
-                   "report the fit per joint on it")
+                   "report the fit per joint on it; it must overlap the record by 0.3 s")
     g.add_argument("--segment-s", type=float, metavar="S", help="validate in segments of S "
-                   "seconds, each simulated from its own first samples (default: the whole span)")
-    g.add_argument("--params", metavar="JSON", help="a parameter set (or @file.json) to score "
+                   "seconds, in [0.3, 3610], each simulated from its own first samples "
+                   "(default: the whole span)")
+    g.add_argument("--params", metavar="JSON", help=f"a parameter set ({_AT_FILE}) to score "
                    "on the held-out span under the same rules: m, com, l, J, b (SI) or by "
                    "name (kappa1, nu1, mu12, Fc1, b1...)")
     g.add_argument("--params-only", action="store_true",
@@ -170,10 +184,12 @@ def _rig_knowledge_options(p: Any) -> None:
     p.add_argument("--measured", action="append", metavar="NAME=VALUE+-SD",
                    help="a rig value the lab measured, with its standard uncertainty (absolute "
                         "or with %%): m2_l2=0.00794+-0.5%%, l2=0.0615+-0.0005, "
-                        "tilt_deg=12+-0.5; repeat for more (overrides the file and config)")
+                        "tilt_deg=12+-0.5; repeat for more (overrides the file and config); "
+                        "within a factor of 10 of the nominal value, its uncertainty 1 ppm to "
+                        "100 %% of it")
     p.add_argument("--cad-uncertainty", type=float, metavar="PCT",
-                   help="relative uncertainty of every rig value nobody measured, percent "
-                        "(default: config, 5)")
+                   help="relative uncertainty of every rig value nobody measured, in "
+                        f"{str(CAD).replace('%', '%%')} (default: config, 5)")
 
 
 def _live_commands(sub: Any, methods: list[str]) -> None:

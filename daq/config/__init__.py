@@ -17,6 +17,7 @@ from ._settings import (
     TriggerConfig,
     load_settings,
 )
+from ._small_files import read_small_file
 from ._validation import first_error, one_line, where
 
 __all__ = [
@@ -24,5 +25,5 @@ __all__ = [
     "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ConfigError", "DashboardConfig", "IdentifyConfig",
     "MqttConfig",
     "RingConfig", "Settings", "SimConfig", "StorageConfig", "TriggerConfig", "first_error",
-    "json_nesting", "load_settings", "loads_bounded", "one_line", "where",
+    "json_nesting", "load_settings", "loads_bounded", "one_line", "read_small_file", "where",
 ]

@@ -30,6 +30,7 @@ from identify.model import Realism
 from identify.reference import TABLE_III_TRUTH
 
 from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
+from ._small_files import read_small_file
 from ._validation import first_error
 
 
@@ -227,6 +228,10 @@ class _TomlSource(PydanticBaseSettingsSource):
         return dict(_TOML_DATA.get())
 
 
+#: a config file's size limit: the example documenting every key is 8 kB
+MAX_CONFIG_BYTES = 1 << 20
+
+
 class ConfigError(ValueError):
     """A configuration problem, with a one-line message naming the file and the key."""
 
@@ -236,9 +241,15 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            raw = read_small_file(path, MAX_CONFIG_BYTES)
         except FileNotFoundError:
             raise ConfigError(f"{path}: config file not found") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the config file ({exc.strerror})") from None
+        except ValueError as exc:  # a FIFO, a device, a file far larger than any config
+            raise ConfigError(f"{path}: cannot read the config file ({exc})") from None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         except RecursionError:  # the parser recurses per level of nested arrays and tables

@@ -30,11 +30,16 @@ if TYPE_CHECKING:
     )
     from ._csv import (
         CSV_COLUMNS,
+        CSV_MAX_BYTES,
         JointTable,
         read_capture_csv,
         read_joint_csv,
         write_capture_csv,
         write_joint_csv,
+    )
+    from ._disk_full import (
+        disk_full,
+        free_mb,
     )
     from ._errors import (
         CaptureFileError,
@@ -49,6 +54,10 @@ if TYPE_CHECKING:
         write_capture_h5,
     )
     from ._limits import (
+        CSV_HEAD_BYTES,
+        CSV_MAX_LINE_BYTES,
+        CSV_MAX_OTHER_LINES,
+        CSV_NUMBER_BYTES,
         MIN_SAMPLES,
         CaptureLimits,
     )
@@ -71,8 +80,11 @@ _EXPORTS = {
         "SessionRow",
     ),
     "._csv": (
-        "CSV_COLUMNS", "JointTable", "read_capture_csv", "read_joint_csv", "write_capture_csv",
-        "write_joint_csv",
+        "CSV_COLUMNS", "CSV_MAX_BYTES", "JointTable", "read_capture_csv", "read_joint_csv",
+        "write_capture_csv", "write_joint_csv",
+    ),
+    "._disk_full": (
+        "disk_full", "free_mb",
     ),
     "._errors": (
         "CaptureFileError",
@@ -84,6 +96,7 @@ _EXPORTS = {
         "FORMAT_NAME", "FORMAT_VERSION", "read_capture_h5", "write_capture_h5",
     ),
     "._limits": (
+        "CSV_HEAD_BYTES", "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES",
         "MIN_SAMPLES", "CaptureLimits",
     ),
     "._outbox": (
@@ -93,9 +106,12 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "FORMAT_NAME", "FORMAT_VERSION",
+    "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "CSV_HEAD_BYTES", "CSV_MAX_BYTES",
+    "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES", "FORMAT_NAME",
+    "FORMAT_VERSION",
     "MIN_SAMPLES", "OUTBOX_NAME", "CaptureFileError", "CaptureLimits", "CaptureRow", "Catalog",
-    "CatalogError", "ErrorRow", "Outbox", "OutboxRow", "ResultRow", "SessionRow",
+    "CatalogError", "ErrorRow", "Outbox", "OutboxRow", "ResultRow", "SessionRow", "disk_full",
+    "free_mb",
     "JointTable", "plain_capture_path", "read_capture", "read_capture_csv", "read_capture_h5",
     "read_joint_csv", "result_path", "write_joint_csv",
     "session_capture_path", "session_folder", "store_result", "write_capture_csv",

@@ -1,12 +1,14 @@
 """Capture files in CSV, for exchange: a header `t,theta0,theta1` (seconds, radians).
 
-Read with np.loadtxt; when that fails a line-by-line parser takes over to name the
-offending line. Written atomically, numbers as shortest round-trip decimals.
+Read with np.loadtxt, a block of lines at a time; when that fails a line-by-line parser
+takes over to name the offending line. Bounded before parsing (_limits, _csv_lines):
+a regular file, at most `CaptureLimits.max_csv_bytes` and CSV_MAX_BYTES, no line longer
+than CSV_MAX_LINE_BYTES, no angle beyond MAX_ANGLE_RAD. Written atomically, numbers as
+shortest round-trip decimals.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import os
@@ -23,17 +25,20 @@ import numpy as np
 from drivers import SourceInfo
 from identify import Progress, RigParams
 
-from ..acquisition import Capture
+from ..acquisition import MAX_ANGLE_RAD, Capture
 from ._atomic import atomic_target
+from ._csv_lines import check_size, csv_error, data_blocks, lines_of, opened_csv
 from ._errors import CaptureFileError, one_line_text
 from ._hdf5 import CHUNK_ROWS, check_suffix
-from ._limits import MIN_SAMPLES, CaptureLimits
+from ._limits import CSV_MAX_OTHER_LINES, CSV_NUMBER_BYTES, MIN_SAMPLES, CaptureLimits
 
 __all__ = ["CSV_COLUMNS", "JointTable", "read_capture_csv", "read_joint_csv", "write_capture_csv",
            "write_joint_csv"]
 
 CSV_COLUMNS: tuple[str, str, str] = ("t", "theta0", "theta1")
 CSV_MIN_ROWS = MIN_SAMPLES
+#: no CSV is read whatever the settings allow beyond this (its numbers alone would take
+#: about 1 GB of memory): a longer capture is kept as HDF5
 CSV_MAX_BYTES = 2_000_000_000
 #: A CSV time step must lie within this fraction of the median step of a whole multiple of it.
 GRID_TOLERANCE = 0.01
@@ -71,16 +76,12 @@ def write_capture_csv(path: str | os.PathLike[str], capture: Capture, *,
     return final
 
 
-def _csv_error(p: Path, lineno: int | None, msg: str) -> CaptureFileError:
-    return CaptureFileError(f"{p}: line {lineno}: {msg}" if lineno else f"{p}: {msg}")
-
-
 def _body(raw: bytes, p: Path, lineno: int) -> str:
     """The line without comment and surrounding ASCII whitespace ('' if nothing left)."""
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise _csv_error(p, lineno, "not UTF-8 text") from None
+        raise csv_error(p, lineno, "not UTF-8 text") from None
     if lineno == 1:
         line = line.removeprefix("\ufeff")  # byte-order mark written by spreadsheets
     return line.split("#", 1)[0].strip(_ASCII_WS)
@@ -92,7 +93,7 @@ def _short(text: str) -> str:
 
 def _read_header(fb: BinaryIO, p: Path, columns: tuple[str, ...] = CSV_COLUMNS) -> int:
     """Check the header (first non-comment line); return its line number."""
-    for lineno, raw in enumerate(fb, 1):
+    for lineno, raw in lines_of(fb, p, 1, head=True):
         body = _body(raw, p, lineno)
         if not body:
             continue
@@ -101,42 +102,50 @@ def _read_header(fb: BinaryIO, p: Path, columns: tuple[str, ...] = CSV_COLUMNS) 
             return lineno
         expected = ",".join(columns)
         if columns == CSV_COLUMNS and 0 < len(names) < 3 and tuple(names) == columns[:len(names)]:
-            raise _csv_error(p, lineno, f"header has {len(names)} column(s) ({','.join(names)}); "
-                                        f"both joints are required: {expected}")
+            raise csv_error(p, lineno, f"header has {len(names)} column(s) ({','.join(names)}); "
+                                       f"both joints are required: {expected}")
         if _NUMBER.fullmatch(names[0]):
-            raise _csv_error(p, lineno, f"missing header {expected} (found data {_short(body)})")
-        raise _csv_error(p, lineno, f"header must be {expected}, got {_short(body)}")
-    raise _csv_error(p, None, f"no header line (expected {','.join(columns)})")
+            raise csv_error(p, lineno, f"missing header {expected} (found data {_short(body)})")
+        raise csv_error(p, lineno, f"header must be {expected}, got {_short(body)}")
+    raise csv_error(p, None, f"no header line (expected {','.join(columns)})")
+
+
+def _too_many_others(p: Path) -> CaptureFileError:
+    return csv_error(p, None, f"more than {CSV_MAX_OTHER_LINES} blank or comment lines among "
+                              "the rows (not a capture CSV?)")
 
 
 def _parse_rows(fb: BinaryIO, first_lineno: int, p: Path, max_rows: int,
                 columns: tuple[str, ...] = CSV_COLUMNS) -> np.ndarray:
     """Line-by-line parser: slow, but names the line of the first problem."""
     values = array("d")
-    rows = 0
+    rows = other = 0
     width = len(columns)
-    for lineno, raw in enumerate(fb, first_lineno):
+    for lineno, raw in lines_of(fb, p, first_lineno):
         body = _body(raw, p, lineno)
         if not body:
+            other += 1
+            if other > CSV_MAX_OTHER_LINES:
+                raise _too_many_others(p)
             continue
         fields = body.split(",")
         if len(fields) != width:
-            raise _csv_error(p, lineno, f"expected {width} columns ({','.join(columns)}), "
-                                        f"got {len(fields)}")
+            raise csv_error(p, lineno, f"expected {width} columns ({','.join(columns)}), "
+                                       f"got {len(fields)}")
         for name, text in zip(columns, fields):
             text = text.strip(_ASCII_WS)
             if not _NUMBER.fullmatch(text):
-                raise _csv_error(p, lineno, f"{name} is not a number: {_short(text)}")
+                raise csv_error(p, lineno, f"{name} is not a number: {_short(text)}")
             values.append(float(text))
         rows += 1
         if rows > max_rows:
-            raise _csv_error(p, None, f"more than {max_rows} data rows (the limit)")
+            raise csv_error(p, None, f"more than {max_rows} data rows (the limit)")
     return np.frombuffer(values, dtype=np.float64).reshape(-1, width).copy()
 
 
 def _line_of_row(fb: BinaryIO, first_lineno: int, row: int, p: Path) -> int | None:
     """Line number of data row `row` (0-based), counting as the parsers do."""
-    for lineno, raw in enumerate(fb, first_lineno):
+    for lineno, raw in lines_of(fb, p, first_lineno):
         if _body(raw, p, lineno):
             if row == 0:
                 return lineno
@@ -145,19 +154,26 @@ def _line_of_row(fb: BinaryIO, first_lineno: int, row: int, p: Path) -> int | No
 
 
 def _check_rows(data: np.ndarray, p: Path, line_of: Callable[[int], int | None],
-                columns: tuple[str, ...] = CSV_COLUMNS) -> tuple[np.ndarray, float]:
-    """Validate parsed rows; return (sample_index from 0, sample rate)."""
+                columns: tuple[str, ...] = CSV_COLUMNS, unit: str = "rad"
+                ) -> tuple[np.ndarray, float]:
+    """Validate parsed rows (angles in `unit`); return (sample_index from 0, sample rate)."""
     n = data.shape[0]
     width = len(columns)
     if n and data.shape[1] != width:
-        raise _csv_error(p, line_of(0), f"expected {width} columns ({','.join(columns)}), "
-                                        f"got {data.shape[1]}")
+        raise csv_error(p, line_of(0), f"expected {width} columns ({','.join(columns)}), "
+                                       f"got {data.shape[1]}")
     if n < CSV_MIN_ROWS:
-        raise _csv_error(p, None, f"only {n} data rows (at least {CSV_MIN_ROWS} required)")
+        raise csv_error(p, None, f"only {n} data rows (at least {CSV_MIN_ROWS} required)")
     bad = ~np.isfinite(data)
     if bad.any():
         k, j = divmod(int(np.argmax(bad)), width)
-        raise _csv_error(p, line_of(k), f"{columns[j]} is {float(data[k, j])}")
+        raise csv_error(p, line_of(k), f"{columns[j]} is {float(data[k, j])}")
+    # before any arithmetic on them: 1e308 would overflow into numpy's warnings
+    big = np.abs(data[:, 1:]) * ANGLE_UNITS[unit] > MAX_ANGLE_RAD
+    if big.any():
+        k, j = divmod(int(np.argmax(big)), width - 1)
+        raise csv_error(p, line_of(k), f"{columns[j + 1]} is {float(data[k, j + 1]):g} {unit}: "
+                                       f"more than {MAX_ANGLE_RAD:g} rad is no joint angle")
     t = data[:, 0]
     with np.errstate(all="ignore"):  # huge times overflow: caught by the span check
         dt = np.diff(t)
@@ -165,22 +181,22 @@ def _check_rows(data: np.ndarray, p: Path, line_of: Callable[[int], int | None],
             k = int(np.argmax(~(dt > 0))) + 1
             now, before = float(t[k]), float(t[k - 1])
             if now == before:
-                raise _csv_error(p, line_of(k), f"duplicated time ({now!r})")
-            raise _csv_error(p, line_of(k), f"time not increasing ({now!r} after {before!r})")
+                raise csv_error(p, line_of(k), f"duplicated time ({now!r})")
+            raise csv_error(p, line_of(k), f"time not increasing ({now!r} after {before!r})")
         step = float(np.median(dt))
         span = float(t[-1] - t[0])
         span_steps = span / step
         ratio = dt / step
     if not (math.isfinite(span_steps) and span_steps < 2.0**53):
-        raise _csv_error(p, None, f"time span {span!r} s is too long for the median step "
-                                  f"{step!r} s")
+        raise csv_error(p, None, f"time span {span!r} s is too long for the median step "
+                                 f"{step!r} s")
     whole = np.rint(ratio)
     off = (whole < 1) | (np.abs(ratio - whole) > GRID_TOLERANCE)
     if off.any():
         k = int(np.argmax(off))
-        raise _csv_error(p, line_of(k + 1),
-                         f"time step {dt[k]:.6g} s is not a whole multiple of the median step "
-                         f"{step:.6g} s (tolerance {GRID_TOLERANCE:.0%})")
+        raise csv_error(p, line_of(k + 1),
+                        f"time step {dt[k]:.6g} s is not a whole multiple of the median step "
+                        f"{step:.6g} s (tolerance {GRID_TOLERANCE:.0%})")
     index = np.zeros(n, dtype=np.int64)
     np.cumsum(whole.astype(np.int64), out=index[1:])
     # The whole span, not the median step alone, fixes the rate: far less rounding noise.
@@ -203,14 +219,18 @@ def read_capture_csv(
     The rate comes from the time grid (median step, refined over the whole span);
     sample_index counts grid steps from 0, so gaps in time become index jumps. Lines
     starting with # are comments. Any problem is a CaptureFileError naming the line.
-    A file holding more than `limits` allow (or `max_rows` rows) is refused as soon as
-    that many rows are read; `progress(fraction, message)` follows a long read.
+    A file larger than `limits` allow (`CaptureLimits.max_csv_bytes`) or `max_bytes` is
+    refused before it is read, one holding more rows than `limits` allow (or `max_rows`)
+    as soon as that many rows are read, a line longer than CSV_MAX_LINE_BYTES as soon as
+    it is; `progress(fraction, message)` follows a long read.
     """
     if len(counts_per_rev) != 2 or min(counts_per_rev) < 1:
         raise ValueError(f"counts_per_rev must be two positive integers, got {counts_per_rev}")
     p = Path(path)
-    data, index, rate = _read_table(p, CSV_COLUMNS, limits or CaptureLimits(), max_bytes,
-                                    max_rows, progress)
+    limits = limits or CaptureLimits()
+    with opened_csv(p, *_csv_limit(limits, len(CSV_COLUMNS), max_bytes)) as (fb, size):
+        data, index, rate = _read_table(fb, size, p, CSV_COLUMNS, limits, max_bytes, max_rows,
+                                        progress)
     rig = rig if rig is not None else RigParams()
     try:
         source = SourceInfo(kind="replay", identity=f"csv:{p.name}", sample_rate_hz=rate,
@@ -242,61 +262,63 @@ def write_joint_csv(path: str | os.PathLike[str], t: np.ndarray, angles: np.ndar
     return final
 
 
-def _read_table(p: Path, columns: tuple[str, ...], limits: CaptureLimits, max_bytes: int,
-                max_rows: int | None, progress: Progress | None
+def _read_table(fb: BinaryIO, size: int, p: Path, columns: tuple[str, ...],
+                limits: CaptureLimits, max_bytes: int, max_rows: int | None,
+                progress: Progress | None, unit: str = "rad"
                 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """(rows, sample_index, rate) of a CSV whose header is `columns`, within the limits."""
-    try:
-        size = p.stat().st_size
-        fb = open(p, "rb")
-    except FileNotFoundError:
-        raise CaptureFileError(f"{p}: file not found") from None
-    except OSError as exc:
-        raise CaptureFileError(f"{p}: cannot open ({exc.strerror or one_line_text(exc)})") from None
-    with fb:
-        if size > max_bytes:
-            raise _csv_error(p, None, f"file is {size} bytes, more than the limit of "
-                                      f"{max_bytes}")
-        header_line = _read_header(fb, p, columns)
-        data_offset = fb.tell()
-        rows_allowed = max_rows if max_rows is not None else limits.max_samples
-        data = _load_chunks(fb, size, rows_allowed, progress)
-        if data is None:  # not plain numbers: the line parser names the first bad line
-            fb.seek(data_offset)
-            data = _parse_rows(fb, header_line + 1, p, rows_allowed, columns)
-        if data.shape[0] > rows_allowed:
-            if max_rows is not None:
-                raise _csv_error(p, None, f"more than {max_rows} data rows (the limit)")
-            limits.check_samples(p, data.shape[0])
+    """(rows, sample_index, rate) of an open CSV whose header is `columns`, within the
+    limits; angles in `unit`."""
+    header_line = _read_header(fb, p, columns)
+    _check_csv_size(p, size, limits, len(columns), max_bytes)
+    data_offset = fb.tell()
+    rows_allowed = max_rows if max_rows is not None else limits.max_samples
+    data = _load_blocks(fb, p, header_line + 1, size, rows_allowed, progress)
+    if data is None:  # not plain numbers: the line parser names the first bad line
+        fb.seek(data_offset)
+        data = _parse_rows(fb, header_line + 1, p, rows_allowed, columns)
+    if data.shape[0] > rows_allowed:
+        if max_rows is not None:
+            raise csv_error(p, None, f"more than {max_rows} data rows (the limit)")
+        limits.check_samples(p, data.shape[0])
 
-        def line_of(row: int) -> int | None:
-            fb.seek(data_offset)
-            return _line_of_row(fb, header_line + 1, row, p)
+    def line_of(row: int) -> int | None:
+        fb.seek(data_offset)
+        return _line_of_row(fb, header_line + 1, row, p)
 
-        index, rate = _check_rows(data, p, line_of, columns)
+    index, rate = _check_rows(data, p, line_of, columns, unit)
     limits.check_rate(p, rate)
     limits.check_duration(p, float(data[-1, 0] - data[0, 0]))
     return data, index, rate
 
 
-_CHUNK_LINES = 200_000
+def _csv_limit(limits: CaptureLimits, columns: int, max_bytes: int) -> tuple[int, str]:
+    """The size limit of a CSV of `columns` columns, and whence it comes."""
+    derived = limits.max_csv_bytes(columns)
+    if derived >= max_bytes:
+        return max_bytes, "a longer capture is kept as HDF5"
+    return derived, (f"{limits.max_samples} rows of {columns} numbers of at most "
+                     f"{CSV_NUMBER_BYTES} bytes, the longest capture the settings allow; raise "
+                     "trigger.max_duration_s or sample_rate_hz to read it")
 
 
-def _load_chunks(fb: BinaryIO, size: int, rows_allowed: int,
+def _check_csv_size(p: Path, size: int, limits: CaptureLimits, columns: int,
+                    max_bytes: int) -> None:
+    check_size(p, size, *_csv_limit(limits, columns, max_bytes))
+
+
+def _load_blocks(fb: BinaryIO, p: Path, first_lineno: int, size: int, rows_allowed: int,
                  progress: Progress | None) -> np.ndarray | None:
-    """The data rows by np.loadtxt, a chunk of lines at a time; None if a chunk is not
+    """The data rows by np.loadtxt, a block of lines at a time; None if a block is not
     plain numbers. Stops once more than `rows_allowed` rows are read."""
     chunks: list[np.ndarray] = []
-    rows = 0
+    rows = other = 0
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # loadtxt warns on a chunk of comments only
-        while rows <= rows_allowed:
-            lines = list(itertools.islice(fb, _CHUNK_LINES))
-            if not lines:
-                break
+        warnings.simplefilter("ignore")  # loadtxt warns on a block of comments only
+        for lines in data_blocks(fb, p, first_lineno):
             try:
-                chunk = np.loadtxt([line.decode("utf-8") for line in lines], delimiter=",",
-                                   comments="#", dtype=np.float64, ndmin=2)
+                text = [line.decode("utf-8") for line in lines]
+                chunk = np.loadtxt(text, delimiter=",", comments="#", dtype=np.float64,
+                                   ndmin=2)
             except ValueError:  # includes UnicodeDecodeError
                 return None
             if chunk.size:
@@ -304,8 +326,13 @@ def _load_chunks(fb: BinaryIO, size: int, rows_allowed: int,
                     return None
                 chunks.append(chunk)
                 rows += chunk.shape[0]
+            other += len(lines) - (chunk.shape[0] if chunk.size else 0)
+            if other > CSV_MAX_OTHER_LINES:
+                raise _too_many_others(p)
             if progress is not None:
                 progress(fb.tell() / max(size, 1), f"{rows} rows")
+            if rows > rows_allowed:
+                break
     if not chunks:
         return np.zeros((0, 1))
     return np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
@@ -329,24 +356,22 @@ class JointTable:
     rate_hz: float
 
 
-def _joint_header(p: Path) -> tuple[tuple[str, ...], dict[str, str]]:
+#: the widest record: t and three joints
+_JOINT_MAX_COLUMNS = 4
+
+
+def _joint_header(fb: BinaryIO, p: Path) -> tuple[tuple[str, ...], dict[str, str]]:
     """The header's columns and the conventions (unit=, zero=) comments above it state."""
     said: dict[str, str] = {}
-    try:
-        with open(p, "rb") as fb:
-            for lineno, raw in enumerate(fb, 1):
-                text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-                if text.lstrip().startswith("#"):
-                    said.update({k.lower(): v.lower() for k, v in _CONVENTION.findall(text)})
-                    continue
-                body = _body(raw, p, lineno)
-                if body:
-                    return tuple(c.strip(_ASCII_WS) for c in body.split(",")), said
-    except FileNotFoundError:
-        raise CaptureFileError(f"{p}: file not found") from None
-    except OSError as exc:
-        raise CaptureFileError(f"{p}: cannot open ({exc.strerror or one_line_text(exc)})") from None
-    raise _csv_error(p, None, "no header line (expected t,theta1[,theta2[,theta3]])")
+    for lineno, raw in lines_of(fb, p, 1, head=True):
+        text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        if text.lstrip().startswith("#"):
+            said.update({k.lower(): v.lower() for k, v in _CONVENTION.findall(text)})
+            continue
+        body = _body(raw, p, lineno)
+        if body:
+            return tuple(c.strip(_ASCII_WS) for c in body.split(",")), said
+    raise csv_error(p, None, "no header line (expected t,theta1[,theta2[,theta3]])")
 
 
 def read_joint_csv(path: str | os.PathLike[str], *, unit: str | None = None,
@@ -356,22 +381,26 @@ def read_joint_csv(path: str | os.PathLike[str], *, unit: str | None = None,
 
     The angle unit (rad, deg) and zero (upright, hanging) come from the arguments, else
     from a comment above the header (`# unit=deg zero=hanging`), else rad and upright.
+    Bounded as read_capture_csv is, before the header is read.
     """
     p = Path(path)
-    names, said = _joint_header(p)
-    joints = len(names) - 1
-    expected = ("t",) + tuple(f"theta{i + 1}" for i in range(max(joints, 1)))
-    if not 1 <= joints <= 3 or names != expected:
-        raise _csv_error(p, None, f"header must be t,theta1[,theta2[,theta3]], got "
-                                  f"{_short(','.join(names))}")
-    unit = unit or said.get("unit", "rad")
-    zero = zero or said.get("zero", "upright")
-    if unit not in ANGLE_UNITS:
-        raise _csv_error(p, None, f"angle unit {unit!r}: expected rad or deg")
-    if zero not in ANGLE_ZEROS:
-        raise _csv_error(p, None, f"angle zero {zero!r}: expected upright or hanging")
-    data, index, rate = _read_table(p, names, limits or CaptureLimits(), CSV_MAX_BYTES, None,
-                                    progress)
+    limits = limits or CaptureLimits()
+    with opened_csv(p, *_csv_limit(limits, _JOINT_MAX_COLUMNS, CSV_MAX_BYTES)) as (fb, size):
+        names, said = _joint_header(fb, p)
+        joints = len(names) - 1
+        expected = ("t",) + tuple(f"theta{i + 1}" for i in range(max(joints, 1)))
+        if not 1 <= joints <= 3 or names != expected:
+            raise csv_error(p, None, f"header must be t,theta1[,theta2[,theta3]], got "
+                                     f"{_short(','.join(names))}")
+        unit = unit or said.get("unit", "rad")
+        zero = zero or said.get("zero", "upright")
+        if unit not in ANGLE_UNITS:
+            raise csv_error(p, None, f"angle unit {unit!r}: expected rad or deg")
+        if zero not in ANGLE_ZEROS:
+            raise csv_error(p, None, f"angle zero {zero!r}: expected upright or hanging")
+        fb.seek(0)
+        data, index, rate = _read_table(fb, size, p, names, limits, CSV_MAX_BYTES, None,
+                                        progress, unit)
     angles = data[:, 1:] * ANGLE_UNITS[unit] + ANGLE_ZEROS[zero]
     return JointTable(path=p, t=data[:, 0].copy(), angles=np.ascontiguousarray(angles),
                       sample_index=index, rate_hz=rate)
