@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from drivers import LinkHealth, Source
@@ -25,8 +26,10 @@ class SessionConditions:
     """The conditions of the moment (kind -> reason, or None when clear)."""
 
     def __init__(self, engine: AcquisitionEngine, source: Source, plan: SessionPlan,
-                 folder: Path, still_band_counts: int) -> None:
+                 folder: Path, still_band_counts: int,
+                 held: Callable[[], str | None] = lambda: None) -> None:
         self.engine = engine
+        self.held = held  # why captures taken wait to be kept (a full disk), or None
         self.source = source
         self.plan = plan
         self.folder = folder
@@ -39,8 +42,15 @@ class SessionConditions:
                 "encoder": self.encoder()}
 
     def disk(self) -> str | None:
-        """Less free space in the archive than the plan's min_free_mb."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        """Captures taken that wait for room to be kept (the disk filled), or less free
+        space in the archive than the plan's min_free_mb."""
+        held = self.held()
+        if held is not None:
+            return f"disk: {held}"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a full disk cannot hold a new folder either
+            return f"disk: cannot make {self.folder}: {exc.strerror or exc}"
         free_mb = shutil.disk_usage(self.folder).free / 1e6
         if free_mb >= self.plan.min_free_mb:
             return None

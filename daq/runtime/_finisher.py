@@ -5,6 +5,10 @@ written in a thread, identification runs in the identification process (or, offl
 on the workers), so the stream is never stalled, and whatever fails is reported, never
 raised into acquisition. What a run keeps of its captures (a plain run: a report; a
 session: the catalog) is its `Ledger`.
+
+A step that fails on a full disk (the file, the ledger's record, a result) is held with
+its capture and run again from where it stopped once there is room (_space_wait.py);
+`waiting_for_space` says why meanwhile. Any other failure fails that capture.
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from identify import IdentificationResult, format_fit
+from identify import IdentificationResult, format_fit, result_problems
 
 from ..acquisition import Capture
-from ..storage import write_capture_h5
+from ..config import one_line
+from ..storage import disk_full, write_capture_h5
 from ._pool import IdentificationPool
 from ._publication import Publication
+from ._space_wait import SpaceWait, Step
 
 __all__ = ["CaptureFinisher", "CaptureOutcome", "Ledger", "RunReport", "result_line"]
 
@@ -37,6 +43,11 @@ class CaptureOutcome:
     summary: dict[str, Any]
     result: IdentificationResult | None = None
     error: str | None = None
+    # how far finishing got, so that a step held on a full disk goes on from there
+    file_written: bool = False
+    recorded: bool = False
+    computed: dict[str, IdentificationResult] = field(default_factory=dict)
+    kept: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -100,19 +111,45 @@ class CaptureFinisher:
         self.pool = pool
         self.say = say
         self.offload = offload
+        self.space = SpaceWait(say)
         self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def waiting_for_space(self) -> str | None:
+        """Why captures wait to be kept (a full disk), or None."""
+        return self.space.reason
 
     def finish(self, capture: Capture, path: Path, summary: dict[str, Any]) -> CaptureOutcome:
         """Start finishing a capture; returns its outcome, filled in as finishing goes on."""
         outcome = CaptureOutcome(capture.capture_id, path, summary)
-        task = asyncio.create_task(self._finish(capture, outcome))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._start(lambda: self._finish(capture, outcome), outcome)
         return outcome
+
+    def _start(self, step: Step, outcome: CaptureOutcome) -> None:
+        self._track(asyncio.create_task(self._guarded(step, outcome)))
+
+    def _track(self, task: asyncio.Task[None] | None) -> None:
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _guarded(self, step: Step, outcome: CaptureOutcome) -> None:
+        """Run a finishing step: on a full disk it is held until there is room, any other
+        failure fails the capture; nothing escapes into acquisition."""
+        try:
+            await step()
+        except Exception as exc:  # noqa: BLE001 - reported here, acquisition goes on
+            if disk_full(exc):
+                self._track(self.space.hold(f"capture {outcome.capture_id}", outcome.path,
+                                            lambda: self._guarded(step, outcome), exc))
+            else:
+                log.debug("finishing %s failed", outcome.capture_id, exc_info=exc)
+                self._failed(outcome, f"{outcome.path}: finishing failed: {exc}",
+                             "capture.finish_failed")
 
     async def wait(self) -> None:
         """Until every capture handed over is finished (offloaded ones answered too, or
-        taken back and identified here)."""
+        taken back and identified here; held ones kept once there is room)."""
         while True:
             while self._tasks:
                 await asyncio.gather(*self._tasks)
@@ -123,56 +160,85 @@ class CaptureFinisher:
 
     def identify_here(self, outcome: CaptureOutcome, methods: list[str]) -> None:
         """Identify an offloaded capture here after all (no worker took it)."""
-        task = asyncio.create_task(self.identify(outcome, methods))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._start(lambda: self.identify(outcome, methods), outcome)
 
     async def _finish(self, capture: Capture, outcome: CaptureOutcome) -> None:
         path, summary = outcome.path, outcome.summary
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            await asyncio.to_thread(write_capture_h5, path, capture)
-        except Exception as exc:  # noqa: BLE001 - reported, acquisition goes on
-            error = f"{path}: capture file not written: {exc}"
-            self._failed(outcome, error, "capture.write_failed", stop={
-                **summary, "document": "stop", "exit_status": "failed", "reason": error,
-                "file": None})
-            return
-        self.say(f"capture {capture.capture_id}: {summary['duration_s']:.1f} s, "
-                 f"{summary['samples']} samples, {summary['lost_samples']} lost, end: "
-                 f"{summary['end_reason']} -> {path}")
-        self.ledger.written(outcome)
-        self.publication.capture(capture.capture_id,
-                                 {**summary, "document": "stop", "exit_status": "success"})
+        if not outcome.file_written:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                await asyncio.to_thread(write_capture_h5, path, capture)
+            except Exception as exc:  # noqa: BLE001 - reported, acquisition goes on
+                if disk_full(exc):
+                    raise  # held until there is room
+                error = f"{path}: capture file not written: {exc}"
+                self._failed(outcome, error, "capture.write_failed", stop={
+                    **summary, "document": "stop", "exit_status": "failed", "reason": error,
+                    "file": None})
+                return
+            outcome.file_written = True
+            self.say(f"capture {capture.capture_id}: {summary['duration_s']:.1f} s, "
+                     f"{summary['samples']} samples, {summary['lost_samples']} lost, end: "
+                     f"{summary['end_reason']} -> {path}")
+        if not outcome.recorded:
+            self.ledger.written(outcome)
+            outcome.recorded = True
+            self.publication.capture(capture.capture_id,
+                                     {**summary, "document": "stop", "exit_status": "success"})
         if self.offload is not None:
             self.offload.send(outcome, self.methods)
         else:
             await self.identify(outcome)
 
     async def identify(self, outcome: CaptureOutcome, methods: list[str] | None = None) -> None:
-        """Identify a written capture with each method; every result is kept and published."""
+        """Identify a written capture with each method; every result is kept and published
+        (a result computed before a full disk held it is kept, not computed again)."""
         for method in methods if methods is not None else self.methods:
-            try:
-                result = await self.pool.identify(outcome.path, method)
-            except Exception as exc:  # noqa: BLE001
-                self._failed(outcome, f"{outcome.path}: identification ({method}) failed: {exc}",
-                             "identify.failed")
-                return
-            outcome.result = result
-            self.say(result_line(result))
-            queued = self.ledger.result_ready(outcome, result)
-            self.publication.result(outcome.capture_id, result, queued=queued)
+            if method in outcome.kept:
+                continue
+            result = outcome.computed.get(method)
+            if result is None:
+                try:
+                    result = await self.pool.identify(outcome.path, method)
+                except Exception as exc:  # noqa: BLE001
+                    self._failed(outcome, f"{outcome.path}: identification ({method}) "
+                                 f"failed: {exc}", "identify.failed")
+                    return
+                problems = result_problems(result)
+                if problems:  # stored, it could not be read back; published, it would mislead
+                    self._failed(outcome, f"{outcome.path}: identification ({method}) gave a "
+                                 f"result unfit to keep: {'; '.join(problems)}",
+                                 "identify.failed")
+                    return
+                outcome.computed[method] = result
+                self.say(result_line(result))
+            self._keep(outcome, result)
         self.ledger.identified(outcome)
+
+    def _keep(self, outcome: CaptureOutcome, result: IdentificationResult,
+              key: str | None = None) -> None:
+        """A result into the ledger (may raise on a full disk), then out to be published.
+
+        Kept by a key (a worker's job's, or this result's own), so that keeping it again
+        after a full disk stopped it halfway finds the row already added."""
+        key = key or f"local/{outcome.capture_id}/{result.method}/{result.created_utc}"
+        queued = self.ledger.result_ready(outcome, result, key)
+        outcome.kept.add(result.method)
+        outcome.result = result
+        self.publication.result(outcome.capture_id, result, queued=queued)
 
     def worker_result(self, outcome: CaptureOutcome, result: IdentificationResult, key: str,
                       last: bool) -> None:
         """A worker's result for an offloaded capture: kept, then published as the rig's."""
-        outcome.result = result
         self.say(result_line(result) + " (worker)")
-        queued = self.ledger.result_ready(outcome, result, key)
-        self.publication.result(outcome.capture_id, result, queued=queued)
-        if last:
-            self.ledger.identified(outcome)
+
+        async def keep() -> None:
+            if result.method not in outcome.kept:
+                self._keep(outcome, result, key)
+            if last:
+                self.ledger.identified(outcome)
+
+        self._start(keep, outcome)
 
     def _failed(self, outcome: CaptureOutcome, error: str, code: str,
                 stop: dict[str, Any] | None = None) -> None:
@@ -180,7 +246,11 @@ class CaptureFinisher:
         outcome.error = error
         log.error(error)
         self.say(f"capture {outcome.capture_id}: ERROR {error}")
-        self.ledger.failed(outcome)
+        try:
+            self.ledger.failed(outcome)
+        except Exception as exc:  # noqa: BLE001 - told; the capture stays as it was
+            log.error("capture %s: its failure could not be recorded: %s", outcome.capture_id,
+                      one_line(str(exc)))
         if stop is not None:
             self.publication.capture(outcome.capture_id, stop)
         self.publication.event("error", code, error, outcome.capture_id)

@@ -17,11 +17,16 @@ from typing import Any, Self
 from drivers import Source
 from identify import IdentificationResult
 
+from ..config import one_line
 from ..mqtt import Courier, State
+from ..storage import disk_full
 
 __all__ = ["Publication"]
 
 log = logging.getLogger("hilrig.service")
+
+#: how often a message the outbox could not take (a full disk) is tried again
+DISK_RETRY_S = 2.0
 
 _Job = Callable[[Courier], Awaitable[Any]]
 
@@ -42,6 +47,7 @@ class Publication:
         self.state: State = "idle"
         self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._closing = False
 
     # -- what a run publishes --------------------------------------------------------------
     def status(self, state: State, **extra: Any) -> None:
@@ -106,10 +112,33 @@ class Publication:
     async def _drain(self) -> None:
         assert self.courier is not None
         while (job := await self._queue.get()) is not None:
+            await self._publish(job, self.courier)
+
+    async def _publish(self, job: _Job, courier: Courier) -> None:
+        """One message to the courier. On a full disk (the outbox cannot take it) it is
+        tried again every DISK_RETRY_S, the rest waiting behind it in order, until the
+        run ends (then what never got into the outbox is said; a session's results are
+        published again on resume, the catalog knowing them unqueued)."""
+        told = False
+        while True:
             try:
-                await job(self.courier)
-            except Exception:  # noqa: BLE001 - a consumer must never crash acquisition
-                log.exception("publication failed")
+                await job(courier)
+                if told:
+                    log.warning("publication: the outbox takes messages again")
+                return
+            except Exception as exc:  # noqa: BLE001 - a consumer must never crash acquisition
+                if not disk_full(exc):
+                    log.exception("publication failed")
+                    return
+                if self._closing:
+                    log.error("publication: a message not kept, the disk full: %s",
+                              one_line(str(exc)))
+                    return
+                if not told:
+                    told = True
+                    log.warning("publication: the outbox cannot take messages (disk full: "
+                                "%s); they wait in memory", one_line(str(exc)))
+                await asyncio.sleep(DISK_RETRY_S)
 
     async def __aenter__(self) -> Self:
         if self.courier is not None:
@@ -121,6 +150,7 @@ class Publication:
         """Hands everything still queued to the courier, then stops the task."""
         if self._task is not None:
             self._queue.put_nowait(None)
+            self._closing = True
             await self._task
             self._task = None
 

@@ -102,8 +102,9 @@ class SessionRun:
         self.reidentifier = Reidentifier(
             CatalogArchive(catalog, Path(settings.storage.directory)), self.core.pool.identify,
             publish=self.publication.result, say=self.say)
-        self.conditions = SessionConditions(self.engine, source, plan, self.folder,
-                                            settings.trigger.still_band_counts)
+        self.conditions = SessionConditions(
+            self.engine, source, plan, self.folder, settings.trigger.still_band_counts,
+            held=lambda: self.finisher.waiting_for_space)
         self.watch = SuspenderWatch(plan.settle_s, plan.suspend_limit_s)
         self.commands = SessionCommands(self)
         self.suspended: dict[str, str] = {}  # why no release may happen now, by kind
@@ -297,7 +298,11 @@ class SessionRun:
         """End the session after the capture under way (and its identification)."""
         self.stop_reason = reason
         self.say(f"session {self.session_id}: stopping: {reason}")
-        self.catalog.add_error(f"session stopped: {reason}", session_id=self.session_id)
+        try:
+            self.catalog.add_error(f"session stopped: {reason}", session_id=self.session_id)
+        except Exception as exc:  # noqa: BLE001 - a full disk: the stop itself must happen
+            log.error("session %s: its stop could not be recorded: %s", self.session_id,
+                      one_line(str(exc)))
 
     def label(self, seq: int) -> str:
         of = f"/{self.plan.captures}" if self.plan.captures is not None else ""
@@ -403,12 +408,18 @@ class SessionRun:
     async def _watchdog(self) -> None:
         while True:
             await asyncio.sleep(0.5)
-            verdict = self.watch.check(time.monotonic(), self.conditions.now())
-            for kind, reason in verdict.suspend.items():
-                self.suspended.pop(kind, None)  # a changed reason is told again
-                self.suspend(kind, reason)
-            for kind in verdict.lift:
-                self.unsuspend(kind)
-            if verdict.stop is not None and self.stop_reason is None:
-                self.stop(verdict.stop)
-                self.engine.halt()  # a lost bridge yields no block that could end the run
+            try:
+                self._watch_once()
+            except Exception as exc:  # noqa: BLE001 - the watchdog outlives one bad look
+                log.error("session %s: watchdog: %s", self.session_id, one_line(str(exc)))
+
+    def _watch_once(self) -> None:
+        verdict = self.watch.check(time.monotonic(), self.conditions.now())
+        for kind, reason in verdict.suspend.items():
+            self.suspended.pop(kind, None)  # a changed reason is told again
+            self.suspend(kind, reason)
+        for kind in verdict.lift:
+            self.unsuspend(kind)
+        if verdict.stop is not None and self.stop_reason is None:
+            self.stop(verdict.stop)
+            self.engine.halt()  # a lost bridge yields no block that could end the run

@@ -13,6 +13,7 @@ from identify import IdentificationResult
 
 from ._atomic import write_text_atomic
 from ._catalog import Catalog, ResultRow
+from ._disk_full import disk_full
 
 __all__ = ["CAPTURE_FILE", "plain_capture_path", "result_path", "session_capture_path",
            "session_folder", "store_result"]
@@ -44,15 +45,20 @@ def store_result(catalog: Catalog, capture_id: str, capture_path: Path,
 
     A result whose `result_key` the catalog already holds with its file is returned as it
     is (a redelivery). The catalog is the record: a JSON file that cannot be written is
-    an error in the catalog, not a lost result.
+    an error in the catalog, not a lost result; on a full disk the error is raised, for
+    the caller to keep the result again (by its key) once there is room.
     """
     row = catalog.add_result(result, capture_id=capture_id, result_key=result_key)
     if row.path is not None:
         return row
     out = result_path(Path(capture_path), result.method, row.result_id)
     try:
-        write_text_atomic(out, result.to_json(indent=2))
+        # its name holds the row's id: one there already is this row's, from an attempt
+        # a full disk stopped before the catalog learnt of it
+        write_text_atomic(out, result.to_json(indent=2), overwrite=True)
     except OSError as exc:
+        if disk_full(exc):
+            raise  # the caller keeps it again once there is room (the row is found by key)
         session_id = catalog.capture(capture_id).session_id
         catalog.add_error(f"{out}: result file not written: {exc}", session_id=session_id,
                           capture_id=capture_id)

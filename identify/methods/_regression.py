@@ -267,7 +267,8 @@ def _linear_estimates(fit: LinearFit, half: np.ndarray
         if not (math.isfinite(val) and math.isfinite(h) and val - h > 0):
             params[name] = ParameterEstimate(
                 value=None, ci95=ci95, identifiable=False, assumed=used[name],
-                note="not identifiable from this capture: the 95 % interval includes zero")
+                note="not identifiable from this capture: the 95 % interval does not lie "
+                     "above zero")
             continue
         notes = []
         if name.startswith("mu_v"):

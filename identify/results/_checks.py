@@ -5,7 +5,9 @@ one with NaN or infinite numbers cannot be stored as JSON and read back, and a f
 coefficient below zero with nothing in its interval at or above zero is not a friction
 coefficient. `result_problems` says what is wrong, one short phrase each; an empty list
 is a result fit to keep. An unconstrained estimator (a regression) may give a small
-coefficient a negative value whose interval reaches zero: that is an estimate, kept.
+coefficient a negative value whose interval reaches zero: that is an estimate, kept; and
+a parameter it reports not identifiable (no value) may carry the range the data allow,
+below zero or not.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ def _estimate_problems(name: str, p: ParameterEstimate) -> Iterable[str]:
         return
     if p.ci95 is not None and p.ci95[0] > p.ci95[1]:
         yield f"{name}'s interval is inverted"
-    if NON_NEGATIVE.match(name):
+    if NON_NEGATIVE.match(name) and p.value is not None:  # a value the result asserts
         top = p.ci95[1] if p.ci95 is not None else p.value
-        if top is not None and top < 0:
+        if top < 0:
             yield f"{name} = {p.value:.4g} is below zero (a friction coefficient)"
 
 

@@ -26,6 +26,10 @@ def test_a_sound_result_has_no_problem_nor_does_an_estimate_whose_interval_reach
     # an unconstrained regression's small viscous term: negative, its interval spans zero
     regression = ParameterEstimate(value=-2e-6, ci95=(-8e-6, 4e-6), identifiable=True)
     assert result_problems(_result(parameters={"mu_v0": regression})) == []
+    # not identifiable: no value asserted; the range the data allow may lie below zero
+    unresolved = ParameterEstimate(value=None, ci95=(-5e-4, -1e-4), identifiable=False,
+                                   assumed=0.0)
+    assert result_problems(_result(parameters={"mu_v0": unresolved})) == []
     # a chain rig's joint friction and standard parameters: only the friction is bounded
     chain = {"Fc1": ParameterEstimate(value=0.02, ci95=(0.01, 0.03), identifiable=True),
              "kappa1": ParameterEstimate(value=-0.15, ci95=(-0.16, -0.14), identifiable=True)}
