@@ -69,6 +69,8 @@ def test_the_unit_runs_the_daemon_as_its_user_restarts_it_and_writes_only_the_ar
     assert service["ProtectSystem"] == "strict"
     assert unit["Install"]["WantedBy"] == ["multi-user.target"]
     assert "dev-hilrig\\x2dbridge.device" in unit["Unit"]["BindsTo"]
+    # room for its bounded connections beside captures, catalog and identification
+    assert int(service["LimitNOFILE"]) >= 4096
 
 
 def test_the_udev_rule_names_the_bridge_the_unit_waits_for():

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from types import FrameType
 
+from ._log_limits import limit_library_logs
 from ._parser import build_parser
 from ._usage import EXIT_USAGE, FitFailed, Stopped, UsageError, set_quiet
 
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     set_quiet(args.quiet)
     for noisy in ("amqtt", "transitions", "numba"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    limit_library_logs()
     try:
         return _handler(args.handler)(args)
     except BrokenPipeError:

@@ -206,3 +206,97 @@ def test_a_bad_http_address_is_one_line_naming_it(tmp_path):
     assert run.returncode == 2
     assert run.stderr.strip().count("\n") == 0 and "'8080'" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.fault(injected="resources: 1,100 idle connections held open to the dashboard "
+                            "of `hilrig serve` under prlimit --nofile=1024, then a "
+                            "10-capture session started over MQTT",
+                   expected="the server holds at most its bound and turns the rest away; "
+                            "every capture written and identified, no 'Too many open files'")
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_idle_connections_cannot_take_the_descriptors_captures_need(tmp_path):
+    import json
+    import os
+    import resource
+    import shutil
+    import threading
+    import uuid
+
+    prlimit = shutil.which("prlimit")
+    assert prlimit, "this test needs prlimit (util-linux)"
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1400:  # the test itself holds 1,100 connections
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    port = free_port()
+    rig = f"fd-{uuid.uuid4().hex[:6]}"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+               HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_MQTT__RIG_ID=rig)
+    proc = subprocess.Popen([prlimit, "--nofile=1024:1024", sys.executable, "-m", "daq.cli",
+                             "serve", "--sim", "--unpaced", "--http", f"127.0.0.1:{port}"],
+                            env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout or []), daemon=True).start()
+    held: list[socket.socket] = []
+    opened: list[int] = []  # every connection the server took (held, or closed by it)
+    stop = threading.Event()
+
+    def hold_open() -> None:
+        """Keep 1,100 connections open: as fast as the server accepts them, and those it
+        closes (at its bound, or idle) opened again."""
+        import select
+
+        while not stop.is_set():
+            poller = select.poll()
+            for s in held:
+                poller.register(s, select.POLLIN)
+            closed = {fd for fd, _ in poller.poll(0)}  # readable: EOF, the server hung up
+            for s in [s for s in held if s.fileno() in closed]:
+                held.remove(s)
+                s.close()
+            while len(held) < 1100 and not stop.is_set():
+                try:
+                    held.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+                    opened.append(1)
+                except OSError:  # its backlog is full: a moment, then on
+                    stop.wait(0.02)
+                    break
+            stop.wait(0.05)
+
+    def wait_for(pattern: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not any(pattern in line for line in lines):
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(lines)[-3000:]
+            time.sleep(0.1)
+
+    try:
+        wait_for("idle; rig", 60)
+        holder = threading.Thread(target=hold_open, daemon=True)
+        holder.start()
+        deadline = time.monotonic() + 60  # 1,100 taken (held, or turned away) first
+        while len(opened) < 1100:
+            assert time.monotonic() < deadline, f"the server took only {len(opened)}"
+            time.sleep(0.1)
+        plan = {"plan": {"captures": 10, "paced": False, "poses_deg": [[0.0, 30.0]],
+                         "methods": ["regression"]}}
+        cmd = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "session/start",
+                              json.dumps(plan), "--timeout", "30"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+        assert cmd.returncode == 0, cmd.stdout + cmd.stderr
+        wait_for(": over; idle", 300)
+    finally:
+        stop.set()
+        for s in held:
+            s.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+    text = "".join(lines)
+    assert "Too many open files" not in text and "Errno 24" not in text, text[-3000:]
+    assert len(text.splitlines()) < 400, text[-3000:]  # no flood of accept errors
+    from daq.storage import Catalog
+
+    with Catalog.open(tmp_path / "archive", create=False) as cat:
+        sid = cat.latest_session().session_id
+        caps = cat.captures(sid)
+        assert len(caps) == 10 and {c.status for c in caps} == {"done"}
