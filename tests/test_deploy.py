@@ -12,7 +12,8 @@ from pydantic import BaseModel
 
 from daq.config import Settings, load_settings
 
-DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
 
 
 def _keys(model: type[BaseModel], prefix: str = "") -> list[str]:
@@ -115,3 +116,17 @@ def test_the_readme_command_summary_names_every_option_of_every_command():
                         for o in a.option_strings
                         if o.startswith("--") and o != "--help" and o not in block]
     assert not missing, missing
+
+
+def test_the_readme_fault_table_lists_every_fault_case_as_the_tests_mark_it():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fault_table",
+                                                  ROOT / "tests" / "fault_table.py")
+    assert spec is not None and spec.loader is not None
+    fault_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fault_table)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(fault_table.fault_cases()) >= 70
+    assert fault_table.readme_with_table(readme) == readme, \
+        "the README's fault table is stale: python tests/fault_table.py --write"
