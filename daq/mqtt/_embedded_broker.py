@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import socket
 from types import TracebackType
@@ -57,6 +58,24 @@ def _port_is_free(port: int) -> bool:
         except OSError:
             return False
         return True
+
+
+@functools.cache
+def _page_writer() -> type:
+    """amqtt's websockets writer, telling the page's address marked as the page's (the
+    plugins let such a client in only with the page's login: _embedded_plugins.py)."""
+    from amqtt.adapters import WebSocketsWriter
+
+    class PageWriter(WebSocketsWriter):
+        def __init__(self, connection: Any) -> None:
+            super().__init__(connection)
+            self.connection = connection
+
+        def get_peer_info(self) -> tuple[str, int] | None:
+            host, port = self.connection.remote_address[:2]
+            return f"{PAGE_PEER}{host}", int(port)
+
+    return PageWriter
 
 
 class _Bounded:
@@ -196,18 +215,12 @@ class EmbeddedBroker:
         return None
 
     async def _on_ws(self, connection: Any) -> None:
-        from amqtt.adapters import WebSocketsReader, WebSocketsWriter
-
-        class PageWriter(WebSocketsWriter):
-            def get_peer_info(self) -> tuple[str, int] | None:
-                # marks the client as the page's for the plugins (_embedded_plugins.py)
-                host, port = connection.remote_address[:2]
-                return f"{PAGE_PEER}{host}", int(port)
+        from amqtt.adapters import WebSocketsReader
 
         self._ws.active += 1
         try:
             await self._broker.external_connected(WebSocketsReader(connection),
-                                                  PageWriter(connection), "ws")
+                                                  _page_writer()(connection), "ws")
         except Exception as exc:  # noqa: BLE001
             log.debug("embedded broker: a websocket client ended: %s", exc)
         finally:
