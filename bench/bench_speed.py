@@ -28,7 +28,7 @@ from pathlib import Path
 from bench_real_rig import CASES, capture
 
 from identify import identify
-from identify.methods._shooting import ShootingProblem
+from identify.methods.estimator.furuta import ShootingProblem
 
 GOAL_WARM_S, GOAL_FIRST_EXTRA_S = 2.0, 2.0
 

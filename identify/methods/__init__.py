@@ -9,34 +9,6 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._chain_data import (
-        DEFAULT_SEGMENT_S,
-        MIN_SEGMENT_S,
-        record_runs,
-        start_state,
-    )
-    from ._chain_fit import (
-        LAWS_AUTO,
-        ChainFit,
-        fit_chain,
-        fit_law,
-        segment_fits,
-    )
-    from ._chain_problem import (
-        LAW_TERMS,
-        ChainData,
-        ChainProblem,
-    )
-    from ._chain_result import (
-        Scale,
-        identify_chain,
-        meaning,
-        result_params,
-    )
-    from ._chain_validation import (
-        held_out_segments,
-        validate_chain,
-    )
     from ._grey_box import (
         STRIBECK_RESTARTS,
         fit_with_restarts,
@@ -49,6 +21,7 @@ if TYPE_CHECKING:
     )
     from ._names import (
         DEFAULT_METHOD,
+        ESTIMATOR,
         METHOD_NAMES,
     )
     from ._oe_problem import (
@@ -117,28 +90,38 @@ if TYPE_CHECKING:
         TABLE_III_INITIAL_GUESS,
         UASSettings,
     )
+    from .estimator import (
+        DEFAULT_SEGMENT_S,
+        LAW_TERMS,
+        LAWS_AUTO,
+        MIN_SEGMENT_S,
+        ChainData,
+        ChainFit,
+        ChainProblem,
+        Scale,
+        fit_chain,
+        fit_law,
+        held_out_segments,
+        identify_chain,
+        meaning,
+        record_runs,
+        result_params,
+        segment_fits,
+        start_state,
+        validate_chain,
+    )
     from .integral import (
         identify_integral,
     )
 
 _EXPORTS = {
+    ".estimator": (
+        "ChainData", "ChainFit", "ChainProblem", "DEFAULT_SEGMENT_S", "LAWS_AUTO", "LAW_TERMS",
+        "MIN_SEGMENT_S", "Scale", "fit_chain", "fit_law", "held_out_segments", "identify_chain",
+        "meaning", "record_runs", "result_params", "segment_fits", "start_state", "validate_chain",
+    ),
     "._names": (
-        "DEFAULT_METHOD", "METHOD_NAMES",
-    ),
-    "._chain_data": (
-        "DEFAULT_SEGMENT_S", "MIN_SEGMENT_S", "record_runs", "start_state",
-    ),
-    "._chain_fit": (
-        "LAWS_AUTO", "ChainFit", "fit_chain", "fit_law", "segment_fits",
-    ),
-    "._chain_problem": (
-        "LAW_TERMS", "ChainData", "ChainProblem",
-    ),
-    "._chain_result": (
-        "Scale", "identify_chain", "meaning", "result_params",
-    ),
-    "._chain_validation": (
-        "held_out_segments", "validate_chain",
+        "DEFAULT_METHOD", "ESTIMATOR", "METHOD_NAMES",
     ),
     "._grey_box": (
         "STRIBECK_RESTARTS", "fit_with_restarts", "identify_grey_box",
@@ -190,8 +173,8 @@ __all__ = [
     "start_state",
     "LAWS_AUTO", "LAW_TERMS", "ChainData", "ChainFit", "ChainProblem", "Scale", "fit_chain",
     "fit_law", "identify_chain", "meaning", "result_params", "segment_fits", "validate_chain",
-    "DEFAULT_METHOD", "METHOD_NAMES", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL", "LOG_BOUNDS",
-    "METHODS",
+    "DEFAULT_METHOD", "ESTIMATOR", "METHOD_NAMES", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL",
+    "LOG_BOUNDS", "METHODS",
     "OUTPUT_ERROR", "REGRESSION", "SEED_INITIAL_GUESS", "SIMPLEX", "STRIBECK_RESTARTS",
     "TABLE_III_INITIAL_GUESS", "TABLE_II_UPPER", "UAS", "Experiment", "FrictionRegression",
     "InitialState", "JointRegression", "Method", "OEFit", "OutputErrorProblem", "Prepared",

@@ -37,14 +37,13 @@ from ..results import IdentificationResult, ParameterEstimate, Response, fit_per
 from ..signal import Decimated, Measurement, Release, decimate, find_release
 from ._joint_regression import JointRegression, regression_estimate
 from ._oe_problem import LOG_BOUNDS, Experiment, InitialState, OEFit
+from .estimator import UNIDENTIFIABLE_FACTOR, too_wide
 
 #: what output error fits: mu_d, mu_s, mu_v, omega_t of both joints (Fn_t is not identifiable)
 FREE_NAMES = joint_params("mu_d", "mu_s", "mu_v", "omega_t")
 #: the same as indices in PARAM_NAMES, as the fitting machinery takes them
 FREE = param_indices(FREE_NAMES)
 FN_T = joint_params("Fn_t")
-#: a log-interval wider than this factor either side means the data cannot tell
-UNIDENTIFIABLE_FACTOR = 10.0
 #: mu_s and omega_t trade off along a curved, sometimes multimodal valley: in the Monte
 #: Carlo of bench/bench_coverage.py their Wald intervals wider than +-5 % covered the truth
 #: far less than 95 % of the time (near-equal minima), narrower ones did
@@ -229,7 +228,7 @@ def _fitted_estimate(name: str, val: float, log_std: float) -> ParameterEstimate
     if math.isfinite(half):
         ci = (max(val / spread, lo_b), min(val * spread, hi_b))
     at_bound = val <= lo_b * (1 + 1e-6) or val >= hi_b * (1 - 1e-6)
-    ok = spread < UNIDENTIFIABLE_FACTOR and not at_bound
+    ok = not too_wide(log_std) and not at_bound
     weak_stribeck = name in STRIBECK and ok and spread > STRIBECK_MAX_FACTOR
     note = ""
     if name.startswith("mu_v"):

@@ -9,9 +9,7 @@ from ..results import IdentificationResult
 from ..signal import Measurement
 from ._grey_box import METHOD as GREY_BOX
 from ._grey_box import identify_grey_box
-from ._multiple_shooting import METHOD as SHOOTING
-from ._multiple_shooting import identify_multiple_shooting
-from ._names import DEFAULT_METHOD, METHOD_NAMES
+from ._names import DEFAULT_METHOD, ESTIMATOR, METHOD_NAMES
 from ._output_error import METHOD as OUTPUT_ERROR
 from ._output_error import identify_output_error
 from ._regression import METHOD as REGRESSION
@@ -20,6 +18,7 @@ from ._simplex import METHOD as SIMPLEX
 from ._simplex import identify_simplex
 from ._uas import METHOD as UAS
 from ._uas import identify_uas
+from .estimator import identify_multiple_shooting
 from .integral import METHOD as INTEGRAL
 from .integral import identify_integral
 
@@ -38,9 +37,9 @@ METHODS: dict[str, Method] = {
     SIMPLEX: identify_simplex,  # seed 003's optimiser on the output-error problem
     # the recommended estimator: friction and rig jointly by multiple shooting, the
     # release as it happens, the extra terms the data ask for
-    SHOOTING: identify_multiple_shooting,
+    ESTIMATOR: identify_multiple_shooting,
 }
-if tuple(sorted(METHODS)) != METHOD_NAMES or DEFAULT_METHOD != SHOOTING:
+if tuple(sorted(METHODS)) != METHOD_NAMES or DEFAULT_METHOD != ESTIMATOR:
     raise ImportError("identify.methods._names no longer lists the registry's methods")
 
 

@@ -163,7 +163,7 @@ def test_without_drag_the_score_test_spares_the_drag_fit_and_says_why(off_nomina
     _, r = off_nominal
     drag = [t for t in r.diagnostics["models_tried"] if t["extra_terms"] == ["drag1"]]
     assert len(drag) == 1 and not drag[0]["chosen"]
-    assert drag[0]["score"] < 5 and "could not win the BIC" in drag[0]["not_fitted"]
+    assert drag[0]["score"] < 5 and "could not win" in drag[0]["not_fitted"]
 
 
 def test_a_broad_stribeck_hump_on_the_arm_is_found_by_restarting_the_transition():

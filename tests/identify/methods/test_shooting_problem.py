@@ -11,11 +11,15 @@ import numpy as np
 import pytest
 
 from identify import TABLE_III_TRUTH, RigParams
-from identify.methods._fit_stages import noise_sigma
-from identify.methods._multiple_shooting import _segment_states
 from identify.methods._oe_problem import substep_schedule
-from identify.methods._rig_prior import RigPrior
-from identify.methods._shooting import FRICTION_FREE, Segments, ShootingProblem
+from identify.methods.estimator import noise_sigma
+from identify.methods.estimator.furuta import (
+    FRICTION_FREE,
+    RigPrior,
+    Segments,
+    ShootingProblem,
+    segment_states,
+)
 from identify.model import PARAM_NAMES, Realism
 from identify.signal import decimate, motion_start, realistic_capture
 
@@ -34,7 +38,7 @@ def _problem(realism: Realism, rate_hz: float = 10_000.0, duration: float = 6.0,
     p = ShootingProblem(d, RigPrior.of(NOMINAL), seg, noise_sigma(d, m.resolution_rad),
                         extras)
     # states from the data at each segment's start: near, not at, the optimum
-    return p, np.concatenate([p.global_start(TRUE_FRICTION), _segment_states(d, seg).ravel()])
+    return p, np.concatenate([p.global_start(TRUE_FRICTION), segment_states(d, seg).ravel()])
 
 
 def _richardson(fun, z: np.ndarray, col: int, h: float) -> np.ndarray:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._progress import Progress
-from ..model import (
+from ...._progress import Progress
+from ....model import (
     NORMALISED,
     PARAM_NAMES,
     coefficient_jacobian,
@@ -37,10 +37,10 @@ from ..model import (
     simulate_jobs,
     simulate_jobs_sensitivity,
 )
-from ..signal import Decimated
-from ..solvers import BlockJacobian
-from ._oe_problem import LOG_BOUNDS, OMEGA_REF, simulated_schedule, substep_schedule
-from ._rig_prior import RIG_VARIABLES, RigPrior
+from ....signal import Decimated
+from ....solvers import BlockJacobian
+from ..._oe_problem import LOG_BOUNDS, OMEGA_REF, simulated_schedule, substep_schedule
+from ._prior import RIG_VARIABLES, RigPrior
 
 __all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "BlockJacobian",
            "Segments", "ShootingProblem", "friction_bounds"]

@@ -1,6 +1,6 @@
 """From a chain rig's record to what its fit sees: segments, noise, start states, a start.
 
-The stages are the ones every rig kind shares (identify.methods._fit_stages); here only
+The stages are the ones every rig kind shares (identify.methods.estimator._stages); here only
 what a chain rig adds:
 
 - The fit's rate is 500 Hz; the RK4 simulator steps 2 ms exactly (a swing of 15 rad/s
@@ -21,10 +21,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..model import ChainParams, ChainRig, chain_regressor, inertial_normaliser, link_pairs
-from ..signal import Decimated, Record
-from ._chain_problem import VT_COULOMB, ChainData
-from ._fit_stages import cubic_state, decimated_runs, noise_sigma
+from ....model import ChainParams, ChainRig, chain_regressor, inertial_normaliser, link_pairs
+from ....signal import Decimated, Record
+from .._stages import cubic_state, decimated_runs, noise_sigma
+from ._problem import VT_COULOMB, ChainData
 
 FIT_RATE_HZ = 500.0
 #: the friction laws without Stribeck's terms are ranked at FIT_RATE_HZ / SCOUT_THIN

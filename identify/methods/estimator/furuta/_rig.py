@@ -18,9 +18,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..model import RIG_QUANTITIES, rig_quantities
-from ..results import ParameterEstimate
-from ._rig_prior import RigPrior
+from ....model import RIG_QUANTITIES, rig_quantities
+from ....results import ParameterEstimate
+from ._prior import RigPrior
 
 __all__ = ["NOT_SEPARABLE", "SCALE_FREE", "rig_estimates"]
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import CHAIN_FRICTION_TERMS, ChainParams, inertial_names, inertial_normaliser
-from ..solvers import BlockJacobian
+from ....model import CHAIN_FRICTION_TERMS, ChainParams, inertial_names, inertial_normaliser
+from ....solvers import BlockJacobian
 
 #: the fitted terms of one joint per friction law (v_t enters as log v_t)
 LAW_TERMS: dict[str, tuple[str, ...]] = {

@@ -1,16 +1,16 @@
 """Identify a chain rig (single, nlink:N): friction laws fitted by output error over segments.
 
-1. Segments, noise and start states from the record (_chain_data), a start from seed
+1. Segments, noise and start states from the record (._data), a start from seed
    002's regression with a Coulomb column per joint.
 2. Levenberg-Marquardt (identify.solvers) on each friction law in turn, each from the
    best fit so far: viscous, Coulomb + viscous, Brown-McPhee (Fs = 1.3 Fc and v_t =
    0.05 rad/s to start), then quadratic drag on top of the best where its score test
    says it might pay (and, if drag wins, the law with or without Stribeck's terms
    beside it). `auto` keeps the law with the lowest BIC (Schwarz 1978,
-   _fit_stages.schwarz_bic); a named law is reached through the simpler ones.
+   estimator._stages.schwarz_bic); a named law is reached through the simpler ones.
 3. The chosen law is refined on RK4 steps of at most MAX_STEP_S where a joint reverses
    (a Stribeck transition there changes within a sample step).
-4. Intervals as for every rig kind (identify.methods._fit_stages): (J^T J)^-1 of the
+4. Intervals as for every rig kind (identify.methods.estimator._stages): (J^T J)^-1 of the
    residuals in noise units, times their variance inflation (a model that falls short
    leaves correlated residuals, and each sample then carries less than one sample's
    information), widened by the residuals' excess over the noise where the model falls
@@ -19,18 +19,19 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._progress import Progress, no_progress
-from ..model import ChainParams, ChainRig
-from ..results import Response, fit_percent, response_of
-from ..signal import Record
-from ..solvers import BlockJacobian, levenberg_marquardt
-from ._chain_data import (
+from ...._progress import Progress, no_progress
+from ....model import ChainParams, ChainRig
+from ....results import Response, fit_percent, response_of
+from ....signal import Record
+from ....solvers import BlockJacobian, levenberg_marquardt
+from .._score import could_win_bic, not_fitted_note, score
+from .._stages import joint_inflation, schwarz_bic, widening
+from ._data import (
     SCOUT_THIN,
     chain_data,
     chain_regression_start,
@@ -38,9 +39,7 @@ from ._chain_data import (
     refine_substeps,
     thinned,
 )
-from ._chain_problem import LAW_TERMS, ChainData, ChainProblem
-from ._fit_stages import joint_inflation, schwarz_bic, widening
-from ._score_test import score
+from ._problem import LAW_TERMS, ChainData, ChainProblem
 
 #: every law is fitted to this many standard errors (enough to rank them by BIC, whose
 #: gaps are hundreds), and the chosen one then on to FINAL_SIGMA_TOL
@@ -92,7 +91,7 @@ class ChainFit:
     @property
     def sd(self) -> np.ndarray:
         """Standard errors of the parameters, widened for the model error the noise does not
-        measure (_fit_stages.widening): a joint's friction by its own excess, the standard
+        measure (estimator._stages.widening): a joint's friction by its own excess, the standard
         parameters by the largest."""
         sd = np.sqrt(np.clip(np.diag(self.cov)[:self.problem.n_param], 0.0, None))
         widen = widening(self.excess)
@@ -123,7 +122,7 @@ def _solved(problem: ChainProblem, z0: np.ndarray, max_iter: int,
 
 
 def drag_score(fit: ChainFit, step: float = 1e-6) -> float:
-    """The score statistic (identify.methods._score_test.score) of adding quadratic drag
+    """The score statistic (identify.methods.estimator._score.score) of adding quadratic drag
     on every joint to the fit's law, at the fit: the rows weighed by each joint's residual
     rms (the BIC's variance), the drag columns by forward differences from c_d = 0."""
     p = fit.problem
@@ -222,11 +221,10 @@ def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, ob
     rig's drag; if it wins, the law with or without Stribeck's terms beside it too."""
     law = DRAG_OF[final.problem.law]
     s_drag = drag_score(final)
-    price = final.problem.data.links * math.log(final.residuals.size)
-    if s_drag <= 0.5 * price:
+    columns, rows = final.problem.data.links, final.residuals.size
+    if not could_win_bic(s_drag, columns, rows):
         skipped.append({"law": law, "chosen": False, "score": round(s_drag, 1),
-                        "not_fitted": f"score {s_drag:.3g} below half of the BIC's price "
-                                      f"{price:.3g}: it could not win"})
+                        "not_fitted": not_fitted_note(s_drag, columns, rows)})
         return final
     say(0.7, f"fitting {law} friction")
     data, states = final.problem.data, final.problem.states(final.z)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model import RIG_ERROR_FIELDS, RigParams
+from ....model import RIG_ERROR_FIELDS, RigParams
 
 __all__ = ["CAD_UNCERTAINTY", "RIG_VARIABLES", "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY",
            "RigPrior"]

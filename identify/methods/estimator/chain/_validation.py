@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..model import ChainParams, ChainRig
-from ..results import fit_percent
-from ..signal import Record
-from ._chain_data import MIN_SEGMENT_S, cut, record_runs, refine_substeps, start_state
+from ....model import ChainParams, ChainRig
+from ....results import fit_percent
+from ....signal import Record
+from ._data import MIN_SEGMENT_S, cut, record_runs, refine_substeps, start_state
 
 VALIDATION_RATE_HZ = 1000.0  # held-out spans are scored at up to 1 kHz, as published fits are
 

@@ -17,21 +17,21 @@ from typing import Any
 
 import numpy as np
 
-from .._progress import Progress
-from ..model import (
+from ...._progress import Progress
+from ....model import (
     CHAIN_FRICTION_TERMS,
     ChainParams,
     ChainRig,
     inertial_names,
     parse_rig_kind,
 )
-from ..results import IdentificationResult, ParameterEstimate, normalized_compute_time
-from ..signal import Record
-from ._chain_fit import ChainFit, fit_chain, segment_fits
-from ._chain_problem import LAW_TERMS, VT_COULOMB
-from ._fit_stages import excess_warning, log_interval
+from ....results import IdentificationResult, ParameterEstimate, normalized_compute_time
+from ....signal import Record
+from ..._names import ESTIMATOR
+from .._stages import excess_warning, log_interval, too_wide
+from ._fit import ChainFit, fit_chain, segment_fits
+from ._problem import LAW_TERMS, VT_COULOMB
 
-METHOD = "shooting"
 Z95 = 1.959964
 #: an interval wider than the value itself leaves the parameter undetermined
 UNDETERMINED_RATIO = 1.0
@@ -71,9 +71,8 @@ def meaning(name: str) -> str:
 def _estimate(name: str, value: float, sd: float, log: bool = False) -> ParameterEstimate:
     if log:  # v_t is fitted by its logarithm: the interval is a factor either side
         _, ci = log_interval(math.log(value), sd)
-        factor = ci[1] / value
-        ok = factor < 10.0
-        note = "" if ok else f"not identifiable: its interval spans a factor {factor:.3g}"
+        ok = not too_wide(sd)
+        note = "" if ok else f"not identifiable: its interval spans a factor {ci[1] / value:.3g}"
     else:
         half = Z95 * sd
         ci = (value - half, value + half)
@@ -187,7 +186,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
     if rig.friction == "auto":
         diagnostics["friction_laws"] = list(LAW_TERMS)
     return IdentificationResult(
-        method=METHOD, rig_kind=rig.kind, capture_id=record.capture_id,
+        method=ESTIMATOR, rig_kind=rig.kind, capture_id=record.capture_id,
         parameters=parameters,
         rig=_physical(fit, parameters, scale) if scale else {},
         fit_percent={name: float(x) for name, x in zip(rig.joint_names, whole, strict=True)},

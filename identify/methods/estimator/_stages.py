@@ -28,8 +28,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..signal import Decimated, Record, contiguous_segments, decimate, motion_start
-from ._oe_problem import residual_inflation
+from ...signal import Decimated, Record, contiguous_segments, decimate, motion_start
+from .._oe_problem import residual_inflation
 
 #: residuals above this many times the noise: the model misses something the data show
 ADEQUATE_EXCESS = 1.5
@@ -124,6 +124,19 @@ def log_interval(log_value: float, log_sd: float) -> tuple[float, tuple[float, f
     return v, (v * math.exp(-half), v * math.exp(half))
 
 
+#: a log-fitted value whose 95 % interval spans more than this factor either side: the
+#: data cannot tell it
+UNIDENTIFIABLE_FACTOR = 10.0
+TOO_WIDE_NOTE = (f"the 95 % interval spans more than a factor {UNIDENTIFIABLE_FACTOR:g} "
+                 "either side")
+
+
+def too_wide(log_sd: float) -> bool:
+    """Whether a value fitted by its logarithm, with this standard error, is out of the
+    data's reach: its 95 % interval spans more than UNIDENTIFIABLE_FACTOR either side."""
+    return not 1.96 * log_sd < math.log(UNIDENTIFIABLE_FACTOR)
+
+
 def widening(excess: np.ndarray) -> np.ndarray:
     """The factor each joint's intervals are widened by: its residuals' excess over the
     noise where that passes ADEQUATE_EXCESS (the model error, which the noise does not
@@ -146,6 +159,6 @@ def excess_warning(excess: np.ndarray, names: Sequence[str]) -> str | None:
         + ") for the model error the noise does not measure")
 
 
-__all__ = ["ADEQUATE_EXCESS", "cubic_state", "decimated_runs", "excess_warning",
-           "free_motion", "joint_inflation", "log_interval", "noise_sigma", "runs",
-           "schwarz_bic", "widening"]
+__all__ = ["ADEQUATE_EXCESS", "TOO_WIDE_NOTE", "UNIDENTIFIABLE_FACTOR", "cubic_state",
+           "decimated_runs", "excess_warning", "free_motion", "joint_inflation",
+           "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide", "widening"]

@@ -1,0 +1,77 @@
+"""The Furuta rig as the estimator fits it: its multiple-shooting problem (forward
+sensitivities), the nominal rig as a prior, the fit, the model choice and the result.
+"""
+
+from typing import TYPE_CHECKING
+
+from ...._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ._fit import (
+        FIT_RATE_HZ,
+        OVERLAP_S,
+        SEGMENT_S,
+        ShootingFit,
+        fit_shooting,
+        segment_states,
+    )
+    from ._prior import (
+        CAD_UNCERTAINTY,
+        RIG_VARIABLES,
+        TILT_UNCERTAINTY_DEG,
+        WEIGHED_UNCERTAINTY,
+        RigPrior,
+    )
+    from ._problem import (
+        COARSE_FLOOR,
+        EXTRA_TERMS,
+        FINE_FLOOR,
+        FRICTION_FREE,
+        Segments,
+        ShootingProblem,
+        friction_bounds,
+    )
+    from ._result import (
+        identify_multiple_shooting,
+    )
+    from ._rig import (
+        NOT_SEPARABLE,
+        SCALE_FREE,
+        rig_estimates,
+    )
+    from ._select import (
+        score_statistic,
+        select_model,
+    )
+
+_EXPORTS = {
+    "._fit": (
+        "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "fit_shooting", "segment_states",
+    ),
+    "._prior": (
+        "CAD_UNCERTAINTY", "RIG_VARIABLES", "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY",
+        "RigPrior",
+    ),
+    "._problem": (
+        "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "Segments", "ShootingProblem",
+        "friction_bounds",
+    ),
+    "._result": (
+        "identify_multiple_shooting",
+    ),
+    "._rig": (
+        "NOT_SEPARABLE", "SCALE_FREE", "rig_estimates",
+    ),
+    "._select": (
+        "score_statistic", "select_model",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+__all__ = [
+    "CAD_UNCERTAINTY", "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FIT_RATE_HZ", "FRICTION_FREE",
+    "NOT_SEPARABLE", "OVERLAP_S", "RIG_VARIABLES", "RigPrior", "SCALE_FREE", "SEGMENT_S",
+    "Segments", "ShootingFit", "ShootingProblem", "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY",
+    "fit_shooting", "friction_bounds", "identify_multiple_shooting", "rig_estimates",
+    "score_statistic", "segment_states", "select_model",
+]

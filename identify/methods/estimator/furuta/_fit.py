@@ -1,0 +1,269 @@
+"""The Furuta rig's multiple-shooting fit: one model, from the capture to its covariance.
+
+What it does, in order:
+
+1. Where the free motion starts: the first sample well outside what the rig did while
+   held (rest, or a hand's tremor), plus a margin for the hand to let go; nothing before
+   it is fitted, and nothing assumes a release from rest.
+2. Decimate to FIT_RATE_HZ and differentiate (Holoborodko N = 51, 101); the noise of
+   each joint from the data, with the encoder's quantum as a floor.
+3. A start for the friction from the per-joint regression (seed 002), where it works.
+4. Cut the capture into overlapping segments, each with a state of its own (._problem),
+   fit the segments' states with the rest held, then everything: the rig's quantities
+   (logs, with the nominal values as a prior), the friction (logs) and the states, by
+   Levenberg-Marquardt.
+5. Weigh each joint by its residual and refit; the covariance is the inverse of the
+   data's information (inflated for the residuals' autocorrelation) plus the prior's.
+
+Which model (extra terms, restarts) is _select's; what the result reports is _result's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...._progress import Progress
+from ....model import QUANTUM
+from ....signal import Decimated, Measurement, decimate, motion_start
+from ....solvers import levenberg_marquardt
+from ..._joint_regression import regression_estimate
+from ..._pipeline import GENERIC_START, START_MU_S_OVER_MU_D
+from .._stages import cubic_state, joint_inflation, noise_sigma, schwarz_bic
+from ._prior import RIG_VARIABLES, RigPrior
+from ._problem import FRICTION_FREE, BlockJacobian, Segments, ShootingProblem, friction_bounds
+
+SEGMENT_S = 4.0
+SHORT_SEGMENT_S = 1.0
+OVERLAP_S = 0.25
+#: the cubic that gives a segment's start state spans 0.1 s (the fit then refines it)
+START_WINDOW_S = 0.1
+FIT_RATE_HZ = 500.0  # the swing (periods ~1.7 s) needs no more; near-zero velocities get substeps
+
+
+@dataclass(frozen=True)
+class ShootingFit:
+    problem: ShootingProblem
+    z: np.ndarray
+    cov: np.ndarray
+    residual_rms: np.ndarray  # (2,) rad
+    noise: np.ndarray  # (2,) rad, the data's own noise (noise_sigma)
+    inflation: float
+    nfev: int
+    njev: int
+    message: str
+    t_start: float  # where the free motion starts, s on the capture's clock
+
+    @property
+    def extras(self) -> tuple[str, ...]:
+        return self.problem.extras
+
+    @property
+    def bic(self) -> float:
+        """Schwarz's criterion over both joints: n log(RSS/n) per joint + k log n, the
+        global variables counted (every model has the same segment states)."""
+        return schwarz_bic(self.residual_rms, self.problem.n_data // 2, self.problem.n_global)
+
+    @property
+    def excess(self) -> np.ndarray:
+        """Residual rms over the noise, per joint: 1 when the model explains all but noise."""
+        return np.asarray(self.residual_rms / self.noise)
+
+
+def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START["omega_t"]
+                    ) -> np.ndarray:
+    """mu_d, mu_s, mu_v, omega_t per joint: the regression where it works."""
+    regs = regression_estimate(d, m.rig)
+    out = []
+    for jr in regs:
+        mu_d = jr.mu_d if np.isfinite(jr.mu_d) and jr.mu_d > 0 else GENERIC_START["mu_d"]
+        mu_v = jr.mu_v if np.isfinite(jr.mu_v) and jr.mu_v > 0 else GENERIC_START["mu_v"]
+        out += [mu_d, START_MU_S_OVER_MU_D * mu_d, mu_v, omega_t]
+    lo, hi = friction_bounds()
+    return np.clip(np.array(out), lo * 1.01, hi * 0.99)
+
+
+def segment_states(d: Decimated, seg: Segments) -> np.ndarray:
+    """Each segment's start state from a cubic fit to its first 0.1 s (noise-robust)."""
+    k = d.grid - d.grid[0]
+    # times from the grid index (k h), as the Monte Carlo of bench_coverage was measured
+    return np.array([cubic_state((k[r:] - k[r]) * d.h, d.q[r:], START_WINDOW_S)
+                     for r in np.searchsorted(k, seg.start)])
+
+
+class _Restricted:
+    """A BlockJacobian seen through a subset of its columns."""
+
+    def __init__(self, j: BlockJacobian, free: np.ndarray) -> None:
+        self.j, self.free = j, free
+
+    def gram(self) -> np.ndarray:
+        return self.j.gram()[np.ix_(self.free, self.free)]
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray:
+        return self.j.rmatvec(r)[self.free]
+
+
+def fit_free(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter: int,
+        sigma_tol: float = 0.05) -> tuple[np.ndarray, Any]:
+    """Levenberg-Marquardt over the variables `free` of z, the others held."""
+    lo, hi = problem.bounds()
+    z = z.copy()
+    n_g = problem.n_global
+    globals_free = bool((free < n_g).any())
+
+    def full(x: np.ndarray) -> np.ndarray:
+        zz = z.copy()
+        zz[free] = x
+        return zz
+
+    def fun(x: np.ndarray) -> np.ndarray:
+        return problem.fun(full(x))
+
+    def jac(x: np.ndarray, r: np.ndarray) -> _Restricted:
+        return _Restricted(problem.jac(full(x), r, global_columns=globals_free), free)
+
+    # a factor e^0.5 for a log, 0.2 rad for an angle, 2 rad/s for a velocity per step
+    component = (free - n_g) % 4
+    max_step = np.where(free < n_g, 0.5, np.where(component < 2, 0.2, 2.0))
+    # residuals are in standard deviations: a chi^2 drop below sigma_tol is a step of
+    # about sqrt(sigma_tol) standard errors, as little as the per-parameter rule allows
+    res = levenberg_marquardt(fun, jac, z[free], (lo[free], hi[free]), max_iter=max_iter,
+                              max_step=max_step, sigma_tol=sigma_tol, chi2_tol=sigma_tol)
+    z = full(res.x)
+    if globals_free:
+        z = _settle_prior(problem, z)
+    return z, res
+
+
+def _settle_prior(problem: ShootingProblem, z: np.ndarray) -> np.ndarray:
+    """z moved, keeping what the data see, to where the prior is best satisfied.
+
+    The motion depends on the rig only through the normalised vector u; the directions of
+    the rig's variables that leave u unchanged (the common scale, how P1 splits into j1z,
+    m1 l1^2, ...) only the prior sees, and Marquardt's scaling, set by the data's
+    curvature of the same variables, makes the solver crawl along them. So: the prior's
+    least-squares step within those directions (the null space of du/dg), then a
+    minimum-norm Newton correction back onto the same u; repeated, on the cheap map alone.
+    The result is kept if the whole cost did not rise.
+    """
+    n_g = problem.n_global
+    g = z[:n_g].copy()
+    try:
+        g = _settled(problem, g)
+    except (OverflowError, np.linalg.LinAlgError):
+        return z  # the correction ran away (a near-singular du/dg): keep the fit as it is
+    if not np.all(np.isfinite(g)):
+        return z
+    moved = z.copy()
+    moved[:n_g] = g
+    lo, hi = problem.bounds()
+    moved = np.clip(moved, lo, hi)
+    r, r_new = problem.fun(z), problem.fun(moved)
+    return moved if float(r_new @ r_new) <= float(r @ r) else z
+
+
+def _settled(problem: ShootingProblem, g: np.ndarray) -> np.ndarray:
+    """_settle_prior's iteration on the global variables g."""
+    n_g = problem.n_global
+    target = problem.u_of(g)
+    active = problem.active
+    prior_jac = problem.prior_jacobian_z()[:, :n_g]
+    for _ in range(8):
+        du = problem.du_dg(g)[active]
+        _, sv, vt = np.linalg.svd(du)
+        rank = int(np.sum(sv > 1e-9 * sv[0]))
+        null = vt[rank:].T
+        if null.shape[1] == 0:
+            break
+        r_p = problem.prior.residuals(g[:len(RIG_VARIABLES) + 1])
+        step = null @ (-np.linalg.pinv(prior_jac @ null) @ r_p)
+        g = g + step
+        for _ in range(3):  # back onto the same u
+            miss = problem.u_of(g)[active] - target[active]
+            g = g - np.linalg.pinv(problem.du_dg(g)[active]) @ miss
+        if np.max(np.abs(step)) < 1e-6:
+            break
+    return g
+
+
+def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
+                 segment_s: float = SEGMENT_S, overlap_s: float = OVERLAP_S,
+                 extras: tuple[str, ...] = (), progress: Progress | None = None,
+                 warm: ShootingFit | None = None,
+                 omega_t_start: float = GENERIC_START["omega_t"]) -> ShootingFit:
+    """The multiple-shooting fit of a capture (see module).
+
+    warm: a fit of the same capture with fewer extra terms, to start from (its data,
+    segments, rig, friction and states): a richer model then needs only the last stage.
+    """
+    if warm is not None:
+        problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
+                                  warm.noise, extras, progress, sched=warm.problem.sched,
+                                  floor=warm.problem.floor)
+        n_old = warm.problem.n_global - len(warm.extras)
+        start = problem.global_start(np.ones(len(FRICTION_FREE)))
+        added = dict(zip(extras, start[problem.n_global - len(extras):]))
+        added.update(dict(zip(warm.extras, warm.z[n_old:warm.problem.n_global])))
+        z = np.concatenate([warm.z[:n_old], [added[e] for e in extras],
+                            warm.problem.states(warm.z).ravel()])
+        z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
+        return finish(problem, z, res, warm.t_start)
+    prior = prior or RigPrior.of(m.rig)
+    quantum = m.resolution_rad or QUANTUM
+    t_start = motion_start(m)
+    d = decimate(m, t_start, FIT_RATE_HZ)
+    sigma = noise_sigma(d, quantum)
+    # short segments first: a rig or friction far from the truth cannot make a phase slip
+    # within one second, so the fit finds the right valley (roughly: the next stage refines)
+    short = Segments.cut(d, SHORT_SEGMENT_S, overlap_s)
+    problem = ShootingProblem(d, prior, short, sigma, extras, progress)
+    z = np.concatenate([problem.global_start(_friction_start(d, m, omega_t_start)),
+                        segment_states(d, short).ravel()])
+    n_g = problem.n_global
+    # the substeps where the simulated motion needs them: a noisy capture's own
+    # acceleration would ask for the most everywhere
+    problem.reschedule(z)
+    z, _ = fit_free(problem, z, np.arange(n_g, z.size), 5)
+    problem.reschedule(z)
+    z, res = fit_free(problem, z, np.arange(z.size), 60, sigma_tol=0.5)
+    # then segments of segment_s, every few short ones merged: fewer states to absorb
+    # what the model leaves out, so the residuals show it and the friction is not bent
+    every = max(1, int(round(segment_s / SHORT_SEGMENT_S)))
+    if every > 1 and short.count > every:
+        keep = np.arange(0, short.count, every)
+        seg = Segments.starting(d, short.start[keep], overlap_s)
+        states = problem.states(z)[keep]
+        problem = ShootingProblem(d, prior, seg, sigma, extras, progress)
+        z = np.concatenate([z[:n_g], states.ravel()])
+        problem.reschedule(z)
+    z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
+    return finish(problem, z, res, t_start)
+
+
+def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
+            ) -> ShootingFit:
+    """Each joint weighed by what the model leaves of it (refitted if that changes the
+    weights by more than 20 %), then the covariance."""
+    noise = problem.sigma.copy()
+    resid = problem.data_residuals(z).reshape(-1, 2) * problem.sigma
+    rms = np.sqrt((resid ** 2).mean(axis=0))
+    weights = np.maximum(rms, noise * 0.5)
+    if np.any(np.abs(weights / problem.sigma - 1.0) > 0.2):
+        problem.reweigh(weights)
+        z, res = fit_free(problem, z, np.arange(z.size), 10, sigma_tol=0.1)
+    data = res.fun[:problem.n_data].reshape(-1, 2)
+    infl = joint_inflation(data)
+    jac: BlockJacobian = res.jac.j
+    data_info = jac.gram(problem.n_data)
+    info = data_info / infl + (jac.gram() - data_info)
+    cov = np.linalg.pinv(info, hermitian=True)
+    rms = np.sqrt(((data * problem.sigma) ** 2).mean(axis=0))
+    return ShootingFit(problem, z, cov, rms, noise, infl, problem.nfev, res.njev,
+                       res.message, t_start)
+
+
+__all__ = ["FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "finish", "fit_free",
+           "fit_shooting", "segment_states"]
