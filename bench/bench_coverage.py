@@ -60,6 +60,8 @@ class Tally:
     #: name -> (truth, value or assumed, ci low, ci high, reported identifiable) per capture
     points: dict[str, list[tuple[float, float, float, float, bool]]] = field(
         default_factory=dict)
+    #: name -> (relative error, its Cramer-Rao bound) per capture where it was identified
+    efficiency: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
     def add(self, cap: SyntheticCapture, r: IdentificationResult) -> None:
         self.n += 1
@@ -73,6 +75,12 @@ class Tally:
             v = p.value if p.value is not None else p.assumed
             errs[name] = abs(v / truth[name] - 1) if v else math.inf
         self.main_ok += int(max(errs.values()) <= 0.05)
+        crb = r.diagnostics.get("cramer_rao", {})
+        for name in MAIN:
+            p = r.parameters[name]
+            if p.identifiable and p.value and name in crb:
+                self.efficiency.setdefault(name, []).append(
+                    (p.value / truth[name] - 1, float(crb[name])))
         for k, e in errs.items():
             self.worst[k] = max(self.worst.get(k, 0.0), e)
         rig_true = rig_quantities(cap.rig)
@@ -129,8 +137,8 @@ def main() -> None:
               f"{f.mu_s1 / f.mu_d1:.1f}, tilt {cap.rig.tilt_deg:.1f}; err % "
               + " ".join(f"{n} {e:+.1f}"
                          for n, e in {**errs, **rig_err}.items())
-              + "; models " + str([t["extra_terms"] for t in r.diagnostics["models_tried"]
-                                   if t["chosen"]]),
+              + "; models " + str([t.get("laws", []) + t["extra_terms"]
+                                   for t in r.diagnostics["models_tried"] if t["chosen"]]),
               flush=True)
     n = tally.n
     print(f"\n{n} realistic captures of {args.duration:g} s in {time.perf_counter() - t0:.0f} s; "
@@ -144,6 +152,15 @@ def main() -> None:
     for name, oks in tally.hits.items():
         print(f"  {name:26s} {sum(oks):3d}/{len(oks):3d} = {sum(oks) / len(oks):.0%}"
               f"   worst {100 * tally.worst.get(name, float('nan')):.2f} %")
+    if tally.efficiency:
+        print("efficiency: the spread of each relative error against its Cramer-Rao bound "
+              "(goal: rms of error/bound at most 1.5)")
+        for name, pairs in tally.efficiency.items():
+            e, b = np.array(pairs).T
+            z = e / b
+            print(f"  {name:26s} rms error {100 * np.sqrt(np.mean(e ** 2)):.2f} %, median bound "
+                  f"{100 * np.median(b):.2f} %, rms of error/bound {np.sqrt(np.mean(z ** 2)):.2f}"
+                  f" over {len(z)}, beyond 3 bounds {int(np.sum(np.abs(z) > 3))}")
     print(f"intervals narrower than +-1 % that missed: {len(tally.narrow_misses)}")
     for line in tally.narrow_misses:
         print(f"  {line}")

@@ -55,6 +55,8 @@ class ShootingFit:
     njev: int
     message: str
     t_start: float  # where the free motion starts, s on the capture's clock
+    drag_score: float | None = None  # the score test that asked for its drag, if it did
+    crb: np.ndarray | None = None  # the Cramer-Rao bound of every variable (cramer_rao)
 
     @property
     def extras(self) -> tuple[str, ...]:
@@ -189,26 +191,28 @@ def _settled(problem: ShootingProblem, g: np.ndarray) -> np.ndarray:
     return g
 
 
+#: the laws every joint is fitted with unless told otherwise
+BROWN_MCPHEE = ("brown-mcphee", "brown-mcphee")
+
+
 def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
                  segment_s: float = SEGMENT_S, overlap_s: float = OVERLAP_S,
-                 extras: tuple[str, ...] = (), progress: Progress | None = None,
-                 warm: ShootingFit | None = None,
+                 extras: tuple[str, ...] = (), laws: tuple[str, str] = BROWN_MCPHEE,
+                 progress: Progress | None = None, warm: ShootingFit | None = None,
+                 friction: np.ndarray | None = None,
                  omega_t_start: float = GENERIC_START["omega_t"]) -> ShootingFit:
-    """The multiple-shooting fit of a capture (see module).
+    """The multiple-shooting fit of a capture (see module), each joint by its friction law.
 
-    warm: a fit of the same capture with fewer extra terms, to start from (its data,
-    segments, rig, friction and states): a richer model then needs only the last stage.
+    warm: a fit of the same capture to start from (its data, segments, rig, friction,
+    extra terms and states), with other extra terms or laws: then only the last stage
+    runs. friction: with warm, the start of the friction (8, FRICTION_FREE order) where
+    it is not the warm fit's own (a law that adds terms starts them off their null).
     """
     if warm is not None:
         problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
                                   warm.noise, extras, progress, sched=warm.problem.sched,
-                                  floor=warm.problem.floor)
-        n_old = warm.problem.n_global - len(warm.extras)
-        start = problem.global_start(np.ones(len(FRICTION_FREE)))
-        added = dict(zip(extras, start[problem.n_global - len(extras):]))
-        added.update(dict(zip(warm.extras, warm.z[n_old:warm.problem.n_global])))
-        z = np.concatenate([warm.z[:n_old], [added[e] for e in extras],
-                            warm.problem.states(warm.z).ravel()])
+                                  floor=warm.problem.floor, laws=laws)
+        z = warm_start(problem, warm, friction)
         z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
         return finish(problem, z, res, warm.t_start)
     prior = prior or RigPrior.of(m.rig)
@@ -219,7 +223,7 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     # short segments first: a rig or friction far from the truth cannot make a phase slip
     # within one second, so the fit finds the right valley (roughly: the next stage refines)
     short = Segments.cut(d, SHORT_SEGMENT_S, overlap_s)
-    problem = ShootingProblem(d, prior, short, sigma, extras, progress)
+    problem = ShootingProblem(d, prior, short, sigma, extras, progress, laws=laws)
     z = np.concatenate([problem.global_start(_friction_start(d, m, omega_t_start)),
                         segment_states(d, short).ravel()])
     n_g = problem.n_global
@@ -236,11 +240,31 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
         keep = np.arange(0, short.count, every)
         seg = Segments.starting(d, short.start[keep], overlap_s)
         states = problem.states(z)[keep]
-        problem = ShootingProblem(d, prior, seg, sigma, extras, progress)
+        problem = ShootingProblem(d, prior, seg, sigma, extras, progress, laws=laws)
         z = np.concatenate([z[:n_g], states.ravel()])
         problem.reschedule(z)
     z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
     return finish(problem, z, res, t_start)
+
+
+def warm_start(problem: ShootingProblem, warm: ShootingFit,
+               friction: np.ndarray | None = None) -> np.ndarray:
+    """z for `problem` from a fit of the same segments: its rig and states, its friction
+    (or `friction`, FRICTION_FREE order) in problem's laws, its extra terms where problem
+    has them (the others from their usual start)."""
+    old = warm.problem
+    g_old = warm.z[:old.n_global]
+    n_rig = problem.n_rig
+    if friction is None and problem.laws == old.laws:  # the fitted values as they are
+        fr = g_old[n_rig:n_rig + len(old.friction_names)]
+    else:
+        whole = old.friction_of(g_old) if friction is None else friction
+        fr = problem.global_start(whole)[n_rig:n_rig + len(problem.friction_names)]
+    start = problem.global_start(np.ones(len(FRICTION_FREE)))
+    first_old, first_new = old.n_global - len(old.extras), problem.n_global - len(problem.extras)
+    extras = [g_old[first_old + old.extras.index(e)] if e in old.extras
+              else start[first_new + k] for k, e in enumerate(problem.extras)]
+    return np.concatenate([g_old[:n_rig], fr, extras, old.states(warm.z).ravel()])
 
 
 def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
@@ -258,12 +282,27 @@ def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
     infl = joint_inflation(data)
     jac: BlockJacobian = res.jac.j
     data_info = jac.gram(problem.n_data)
-    info = data_info / infl + (jac.gram() - data_info)
-    cov = np.linalg.pinv(info, hermitian=True)
+    prior_info = jac.gram() - data_info
+    cov = np.linalg.pinv(data_info / infl + prior_info, hermitian=True)
     rms = np.sqrt(((data * problem.sigma) ** 2).mean(axis=0))
     return ShootingFit(problem, z, cov, rms, noise, infl, problem.nfev, res.njev,
-                       res.message, t_start)
+                       res.message, t_start,
+                       crb=cramer_rao(jac, problem.sigma / noise, problem.n_data, prior_info))
 
 
-__all__ = ["FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "finish", "fit_free",
-           "fit_shooting", "segment_states"]
+def cramer_rao(jac: BlockJacobian, scale: np.ndarray, n_data: int,
+               prior_info: np.ndarray) -> np.ndarray:
+    """The Cramer-Rao bound of every variable at the fit: the standard deviation no
+    unbiased estimator beats on data of this noise, sqrt(diag((J' J)^-1)), the data's
+    rows in units of the measured noise (`scale`: the fit's weights over the noise, per
+    joint) and the prior's information added (a Bayesian bound: the prior is part of the
+    model). For a variable fitted by its log, a relative standard deviation."""
+    rows = np.ones(jac.shape[0])
+    rows[:n_data] = np.tile(scale, n_data // scale.size)
+    info = jac.rows_scaled(rows).gram(n_data) + prior_info
+    return np.sqrt(np.clip(np.diag(np.linalg.pinv(info, hermitian=True)), 0.0, None))
+
+
+__all__ = ["BROWN_MCPHEE", "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "cramer_rao",
+           "finish",
+           "fit_free", "fit_shooting", "segment_states", "warm_start"]

@@ -13,9 +13,9 @@ Residuals, in standard deviations:
     data   (q_sim - q_meas) / sigma_j   per sample and joint (sigma_j: the joint's noise)
     prior  RigPrior.residuals           the nominal rig and what was measured of it
 
-Variables z = [rig (logs of RIG_VARIABLES, the tilt), log friction (FRICTION_FREE),
-extra terms (EXTRA_TERMS switched on), then each segment's state (theta0, theta1,
-theta0', theta1')]. The simulation takes the rig's normalised vector u
+Variables z = [rig (logs of RIG_VARIABLES, the tilt), log friction (the terms of each
+joint's friction law, LAWS), extra terms (EXTRA_TERMS switched on), then each segment's
+state (theta0, theta1, theta0', theta1')]. The simulation takes the rig's normalised vector u
 (identify.model.NORMALISED): the Jacobian is d r/d c (forward sensitivities by the
 equations' coefficients c, every segment simulated once, in parallel) times d c/d u
 times d u/d z (the last two: central differences of cheap maps).
@@ -42,11 +42,21 @@ from ....solvers import BlockJacobian
 from ..._oe_problem import LOG_BOUNDS, OMEGA_REF, simulated_schedule, substep_schedule
 from ._prior import RIG_VARIABLES, RigPrior
 
-__all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "BlockJacobian",
-           "Segments", "ShootingProblem", "friction_bounds"]
+__all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "LAWS",
+           "OMEGA_COULOMB", "BlockJacobian", "Segments", "ShootingProblem", "friction_bounds"]
 
-#: the friction parameters a free decay fits (Fn_t: see the pipeline)
+#: the friction parameters a free decay can fit (Fn_t: see the pipeline), per joint
 FRICTION_FREE = ("mu_d0", "mu_s0", "mu_v0", "omega_t0", "mu_d1", "mu_s1", "mu_v1", "omega_t1")
+#: a joint's friction laws, each by the terms it fits: viscous; Coulomb and viscous
+#: (mu_s = mu_d: no Stribeck hump); Brown-McPhee (seed eq. 5)
+LAWS: dict[str, tuple[str, ...]] = {
+    "viscous": ("mu_v",),
+    "coulomb-viscous": ("mu_d", "mu_v"),
+    "brown-mcphee": ("mu_d", "mu_s", "mu_v", "omega_t"),
+}
+#: rad/s: the tanh width of a law without Stribeck's terms, whose omega_t is not fitted
+#: (as a chain rig's v_t)
+OMEGA_COULOMB = 1e-2
 #: the sharpest friction transition (omega_t, rad/s) the fit resolves, and the RK4
 #: substeps per interval it may take near a reversal to do so: (floor, substeps). The
 #: coarse one is the other methods'; the fine one is taken only when a joint's fit
@@ -131,12 +141,22 @@ class ShootingProblem:
     def __init__(self, d: Decimated, prior: RigPrior, segments: Segments, sigma: np.ndarray,
                  extras: tuple[str, ...] = (), progress: Progress | None = None,
                  max_nfev: int = 60, sched: np.ndarray | None = None,
-                 floor: tuple[float, int] = COARSE_FLOOR) -> None:
+                 floor: tuple[float, int] = COARSE_FLOOR,
+                 laws: tuple[str, str] = ("brown-mcphee", "brown-mcphee")) -> None:
         self.d, self.prior, self.seg = d, prior, segments
         self.sigma = np.asarray(sigma, dtype=np.float64)  # (2,) noise per joint, rad
         self.extras = tuple(extras)
         self.floor = floor  # (sharpest omega_t resolved, its substeps): see FINE_FLOOR
-        self.n_global = _W + len(FRICTION_FREE) + len(self.extras)
+        unknown = [law for law in laws if law not in LAWS]
+        if unknown or len(laws) != 2:
+            raise ValueError(f"friction laws {laws!r}: two of {', '.join(LAWS)}")
+        self.laws: tuple[str, str] = (laws[0], laws[1])
+        #: the friction parameters fitted, in z's order
+        self.friction_names = tuple(f"{term}{j}" for j, law in enumerate(self.laws)
+                                    for term in LAWS[law])
+        self._nf = len(self.friction_names)
+        self.n_rig = _W  # the rig's variables lead z
+        self.n_global = _W + self._nf + len(self.extras)
         # RK4 substeps per interval: from the measured motion until reschedule()
         self.sched = substep_schedule(d) if sched is None else sched
         self.seg_t0 = d.t[0] + segments.start * d.h
@@ -176,20 +196,41 @@ class ShootingProblem:
 
     # -- variables -----------------------------------------------------------------------
     def global_start(self, friction: np.ndarray) -> np.ndarray:
-        """Rig at its nominal values, friction (8, FRICTION_FREE order), extras small."""
+        """Rig at its nominal values, friction (8, FRICTION_FREE order: the terms the laws
+        fit are taken), extras small."""
         # starts of the order a real rig shows (a 25 cm rod in air; a USB cable): from a
         # tiny start a log variable barely moves the residuals and the solver stops at once
         ex = {"drag1": math.log(3e-6), "spring0": math.log(1e-3), "spring_rest0": 0.0}
-        return np.concatenate([self.prior.start(), np.log(friction),
+        return np.concatenate([self.prior.start(), np.log(self._fitted(friction)),
                                [ex[e] for e in self.extras]])
+
+    def _fitted(self, friction: np.ndarray) -> np.ndarray:
+        """The entries of an 8-vector (FRICTION_FREE order) the laws fit."""
+        return np.array([friction[FRICTION_FREE.index(n)] for n in self.friction_names])
+
+    def friction_of(self, g: np.ndarray) -> np.ndarray:
+        """The whole friction (8, FRICTION_FREE order) of global variables g: a law
+        without Stribeck's terms has mu_s = mu_d and omega_t = OMEGA_COULOMB, a viscous
+        one no Coulomb term either."""
+        fitted = dict(zip(self.friction_names, np.exp(g[_W:_W + self._nf]), strict=True))
+        out = []
+        for j in range(len(self.laws)):
+            mu_d = fitted.get(f"mu_d{j}", 0.0)
+            out += [mu_d, fitted.get(f"mu_s{j}", mu_d), fitted[f"mu_v{j}"],
+                    fitted.get(f"omega_t{j}", OMEGA_COULOMB)]
+        return np.array(out)
+
+    def friction_index(self, name: str) -> int | None:
+        """Where the friction parameter `name` is in z, or None if the laws do not fit it."""
+        return _W + self.friction_names.index(name) if name in self.friction_names else None
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         start = self.prior.start()
         lo = [*(start[:-1] - math.log(3.0)), 0.0]
         hi = [*(start[:-1] + math.log(3.0)), math.radians(89.0)]
         f_lo, f_hi = friction_bounds(self.floor[0])
-        lo += list(np.log(f_lo))
-        hi += list(np.log(f_hi))
+        lo += list(np.log(self._fitted(f_lo)))
+        hi += list(np.log(self._fitted(f_hi)))
         ex_lo = {"drag1": math.log(1e-12), "spring0": math.log(1e-9), "spring_rest0": -math.pi}
         ex_hi = {"drag1": math.log(1e-1), "spring0": math.log(10.0), "spring_rest0": math.pi}
         lo += [ex_lo[e] for e in self.extras]
@@ -212,13 +253,13 @@ class ShootingProblem:
         # normal forces from the fitted masses unless the config sets them
         fn0 = rig.Fn0 if rig.Fn0 is not None else (m1 + m2) * grav
         fn1 = rig.Fn1 if rig.Fn1 is not None else m2 * grav
-        f = np.exp(g[_W:_W + len(FRICTION_FREE)])
+        f = self.friction_of(g)
         u = np.zeros(len(NORMALISED))
         u[:6] = (p1 / p4, p2 / p4, p3 / p4, grav * m2 * l2 / p4, phi,
                  (m1 * l1 + m2 * L1) / (m2 * l2))
         u[6:10] = (fn0 * f[0] / p4, fn0 * f[1] / p4, f[2] / p4, f[3])
         u[10:14] = (fn1 * f[4] / p4, fn1 * f[5] / p4, f[6] / p4, f[7])
-        ex = dict(zip(self.extras, g[_W + len(FRICTION_FREE):]))
+        ex = dict(zip(self.extras, g[_W + self._nf:]))
         u[_U["spring0/P4"]] = (math.exp(ex["spring0"]) if "spring0" in ex
                                else rig.spring0) / p4
         u[_U["spring_rest0"]] = ex.get("spring_rest0", math.radians(rig.spring_rest0_deg))

@@ -37,14 +37,22 @@ UNRESOLVED_NOTE = ("estimated, not identified with confidence: the friction tran
                    "up the difference; the interval shown is the local one")
 
 
-def _friction_estimates(fit: ShootingFit) -> dict[str, ParameterEstimate]:
-    """mu and omega_t with 95 % intervals; mu_d, mu_s carry the masses' uncertainty."""
-    w = len(RIG_VARIABLES) + 1
+def _friction_estimates(fit: ShootingFit, tried: list[dict[str, Any]]
+                        ) -> dict[str, ParameterEstimate]:
+    """mu and omega_t with 95 % intervals (mu_d, mu_s carry the masses' uncertainty); a
+    term the joint's chosen law leaves out is said so, never given as a number."""
+    p = fit.problem
     out: dict[str, ParameterEstimate] = {}
     unresolved = unresolved_joints(fit)
-    f_lo, f_hi = friction_bounds(fit.problem.floor[0])
+    f_lo, f_hi = friction_bounds(p.floor[0])
+    whole = p.friction_of(fit.z[:p.n_global])
     for k, name in enumerate(FRICTION_FREE):
-        i = w + k
+        i = p.friction_index(name)
+        if i is None:
+            out[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
+                                          assumed=float(whole[k]),
+                                          note=_left_out(name, p.laws, fit, tried))
+            continue
         sd = math.sqrt(max(fit.cov[i, i], 0.0))
         sd *= float(widening(fit.excess)[int(name[-1])])  # the model error
         v, ci = log_interval(float(fit.z[i]), sd)
@@ -68,6 +76,36 @@ def _friction_estimates(fit: ShootingFit) -> dict[str, ParameterEstimate]:
         out[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
                                       note=FN_T_NOTE, assumed=1e-2)
     return {n: out[n] for n in PARAM_NAMES}
+
+
+def _cramer_rao(fit: ShootingFit) -> dict[str, float]:
+    """The Cramer-Rao bound of each friction parameter fitted, as a relative standard
+    deviation (one sigma): what the capture's noise allows any unbiased estimator."""
+    p = fit.problem
+    if fit.crb is None:
+        return {}
+    return {n: float(fit.crb[i]) for n in p.friction_names
+            if (i := p.friction_index(n)) is not None}
+
+
+def _left_out(name: str, laws: tuple[str, str], fit: ShootingFit,
+              tried: list[dict[str, Any]]) -> str:
+    """Why a term is not in its joint's chosen law, and what the law with it scored."""
+    joint = int(name[-1])
+    law = laws[joint]
+    note = f"not in the chosen friction law of this joint ({law})"
+    with_it = [t for t in tried if "bic" in t and t["laws"][joint] != law
+               and (law == "viscous" or t["laws"][joint] == "brown-mcphee")]
+    if with_it:
+        other = min(with_it, key=lambda t: t["bic"])
+        note += (f"; the fit with it ({other['laws'][joint]}) scored a BIC "
+                 f"{other['bic'] - fit.bic:+.1f} worse")
+    else:
+        turned_down = [t for t in tried if "not_fitted" in t and t.get("laws")
+                       and t["laws"][joint] == "brown-mcphee"]
+        if turned_down:
+            note += f"; Stribeck's terms not fitted: {turned_down[0]['not_fitted']}"
+    return note + "; the fit simulates with the value assumed"
 
 
 def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
@@ -168,6 +206,8 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     whole, per_segment, response = _stitched_fit(m, fit)
     n_rig = len(RIG_VARIABLES) + 1
     diagnostics: dict[str, Any] = {
+        "friction_laws": {n: law for n, law in zip(JOINT_NAMES, fit.problem.laws)},
+        "cramer_rao": _cramer_rao(fit),
         "extra_terms": _extra_estimates(fit),
         "models_tried": tried,
         "release": _release(m, fit, t_motion),
@@ -182,7 +222,7 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     diagnostics["warnings"] = [warning + " (with every extra term the diagnostics asked for)"
                                ] if warning else []
     return IdentificationResult.of_measurement(
-        m, method=ESTIMATOR, parameters=_friction_estimates(fit), fit_percent=whole,
+        m, method=ESTIMATOR, parameters=_friction_estimates(fit, tried), fit_percent=whole,
         compute_seconds=elapsed, diagnostics=diagnostics,
         rig=rig_estimates(fit.z[:n_rig], fit.cov[:n_rig, :n_rig], fit.problem.prior),
         response=response)

@@ -21,7 +21,7 @@ from identify.model import Realism, inertial_names
 from identify.seeds import lab_chain
 from identify.signal import chain_record
 
-DATA = Path(__file__).parents[2] / "data" / "multiarm"
+DATA = Path(__file__).parents[3] / "data" / "multiarm"
 #: held-out fits may fall below the published set's by no more than this (percentage points)
 MARGIN = 0.02
 

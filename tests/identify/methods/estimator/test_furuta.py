@@ -194,3 +194,45 @@ def test_an_arm_transition_sharper_than_the_fit_resolves_leaves_its_viscous_term
     assert not mu_v0.identifiable and "sharper than the fit resolves" in mu_v0.note
     assert r.parameters["mu_v1"].identifiable
     assert r.parameters["mu_v1"].value == pytest.approx(friction.mu_v1, rel=0.02)
+
+
+@pytest.fixture(scope="module")
+def table_v():
+    """Seed 000's Table V condition: 35 s at 1 kHz with white noise of 0.1 rad."""
+    cap = realistic_capture(NOMINAL, TABLE_III_TRUTH, (0.0, 120.0), 35.0,
+                            Realism(seed=1, noise_rad=0.1), rest_s=0.5, rate_hz=1000.0)
+    return cap, identify(cap.measurement, "shooting")
+
+
+def test_where_the_data_cannot_carry_a_stribeck_hump_the_joint_ends_on_coulomb_and_viscous(
+        table_v):
+    """On Table V noise Brown-McPhee's omega_t runs to a bound of the fit: Coulomb +
+    viscous wins the BIC on both joints, its friction stays within twice its Cramer-Rao
+    bound, and mu_s and omega_t are said to be outside the law, not given as numbers."""
+    _, r = table_v
+    assert r.diagnostics["friction_laws"] == {"arm": "coulomb-viscous",
+                                              "pendulum": "coulomb-viscous"}
+    tried = [t["laws"] for t in r.diagnostics["models_tried"] if "bic" in t]
+    assert ["brown-mcphee", "brown-mcphee"] in tried
+    crb = r.diagnostics["cramer_rao"]
+    for name in ("mu_d0", "mu_d1", "mu_v1"):
+        p = r.parameters[name]
+        assert p.identifiable and abs(p.value / TRUTH[name] - 1) < 2 * crb[name], (name, p)
+        assert p.ci95[0] <= TRUTH[name] <= p.ci95[1], name
+    for name in ("mu_s0", "omega_t0", "mu_s1", "omega_t1"):
+        p = r.parameters[name]
+        assert p.value is None and not p.identifiable
+        assert "not in the chosen friction law of this joint (coulomb-viscous)" in p.note
+        assert "BIC" in p.note and p.assumed is not None
+
+
+def test_the_cramer_rao_bound_of_each_friction_parameter_is_reported(off_nominal, table_v):
+    for _, r in (off_nominal, table_v):
+        crb = r.diagnostics["cramer_rao"]
+        fitted = {"mu_d0", "mu_v0", "mu_d1", "mu_v1"}
+        assert fitted <= set(crb) and all(0 < crb[n] < math.inf for n in fitted)
+    # a clean capture bounds the pendulum's Coulomb term tighter than Table V noise, where
+    # the arm's viscous term is out of reach (a relative bound above 1)
+    assert table_v[1].diagnostics["cramer_rao"]["mu_v0"] > 1
+    assert off_nominal[1].diagnostics["cramer_rao"]["mu_d1"] < table_v[1].diagnostics[
+        "cramer_rao"]["mu_d1"]
