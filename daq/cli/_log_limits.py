@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config import one_line
@@ -70,8 +71,9 @@ class LibraryLogLimit(logging.Filter):
         return True
 
 
-def limit_library_logs() -> None:
-    """Put the limit on every handler of the root logger (after logging is set up)."""
-    for handler in logging.getLogger().handlers:
+def limit_library_logs(handlers: Sequence[logging.Handler]) -> None:
+    """Put the limit on `handlers` (the ones the command set up: a host's own, a test
+    runner's say, are left as they are)."""
+    for handler in handlers:
         if not any(isinstance(f, LibraryLogLimit) for f in handler.filters):
             handler.addFilter(LibraryLogLimit())

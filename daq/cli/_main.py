@@ -57,16 +57,17 @@ def main(argv: list[str] | None = None) -> int:
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigterm)
     # the terminal is a status display: warnings as they happen, the rest with --verbose
+    before = set(logging.getLogger().handlers)
     if args.verbose:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     else:
         logging.basicConfig(level=logging.WARNING, stream=sys.stderr, datefmt="%H:%M:%S",
                             format="%(asctime)s %(levelname)s: %(message)s")
+    limit_library_logs([h for h in logging.getLogger().handlers if h not in before])
     set_quiet(args.quiet)
     for noisy in ("amqtt", "transitions", "numba"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    limit_library_logs()
     try:
         return _handler(args.handler)(args)
     except BrokenPipeError:
