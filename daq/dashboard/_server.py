@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
-from ..mqtt import PageGate
+from ..mqtt import ConnectionBound, PageGate, loopback_host
 from ._page_config import PageConfig
 
 __all__ = ["MAX_CONNECTIONS", "STATIC_DIR", "DashboardServer", "parse_http_address", "serving"]
@@ -58,7 +58,6 @@ _HEADERS = {
 _TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
           ".svg": "image/svg+xml", ".json": "application/json", ".html": "text/html",
           ".txt": "text/plain; charset=utf-8"}
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def parse_http_address(text: str) -> tuple[str, int]:
@@ -96,13 +95,17 @@ class DashboardServer:
                  gate: PageGate | None = None, max_connections: int = MAX_CONNECTIONS,
                  idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
         self.config, self.host, self.port, self.gate = config, host, port, gate
-        self.max_connections, self.idle_timeout_s = max_connections, idle_timeout_s
-        self.active = 0  # connections held now
-        self.refused = 0  # connections turned away (the bound), since start
+        self.idle_timeout_s = idle_timeout_s
+        self.bound = ConnectionBound("dashboard", max_connections)
         self._files: dict[str, tuple[bytes, str]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopping: asyncio.Event | None = None
+
+    @property
+    def refused(self) -> int:
+        """Connections turned away (the bound) since start."""
+        return self.bound.refused
 
     @property
     def url(self) -> str:
@@ -181,17 +184,13 @@ class DashboardServer:
     # -- connections ----------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader,
                           writer: asyncio.StreamWriter) -> None:
-        if self.active >= self.max_connections:
-            self.refused += 1
-            if self.refused in (1, 10, 100, 1000) or self.refused % 10_000 == 0:
-                log.warning("dashboard: %d connections held, the most it serves; %d turned "
-                            "away so far", self.max_connections, self.refused)
+        if self.bound.full():
             with suppress(OSError):
                 writer.write(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\n"
                              b"Connection: close\r\nContent-Length: 0\r\n\r\n")
             writer.close()
             return
-        self.active += 1
+        self.bound.active += 1
         try:
             while True:
                 try:
@@ -211,7 +210,7 @@ class DashboardServer:
         except (OSError, TimeoutError, asyncio.CancelledError):
             return  # gone, too slow to read its answer, or the server stops
         finally:
-            self.active -= 1
+            self.bound.active -= 1
             writer.close()
 
     def _answer(self, head: bytes) -> tuple[_Response, bool]:
@@ -247,8 +246,7 @@ class DashboardServer:
     def _config_json(self, host: str) -> bytes:
         """The page's configuration; the embedded broker's login only for a loopback Host."""
         config = self.config
-        hostname = urlsplit(f"//{host}").hostname if host else None
-        if self.gate is not None and hostname in _LOOPBACK:
+        if self.gate is not None and loopback_host(host):
             config = config.model_copy(update={"broker": config.broker.model_copy(
                 update=self.gate.credentials)})
         return config.model_dump_json().encode()

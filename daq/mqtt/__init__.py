@@ -5,6 +5,7 @@ A run never awaits the broker: it hands messages to the `Courier`, which owns on
 connection at a time, reconnects, and keeps what must not be lost in the outbox.
 """
 
+from ._bounds import ConnectionBound
 from ._broker import (
     client_options,
     parse_mqtt_url,
@@ -33,7 +34,7 @@ from ._jobs import (
 )
 from ._messages import Message, MessageBuilder
 from ._monitor import monitor
-from ._page_gate import PageGate, Role
+from ._page_gate import PageGate, Role, loopback_host
 from ._payloads import (
     PAYLOADS,
     CapturePayload,
@@ -65,7 +66,8 @@ from ._topics import (
 __all__ = [
     "COMMANDS", "MAX_RESULT_BYTES", "PAYLOADS", "ROOT", "WEBSOCKETS", "WORKERS_READY",
     "WorkerPayload",
-    "CaptureRecordPayload", "OverlayPayload", "check_worker", "worker_id", "worker_jobs",
+    "CaptureRecordPayload", "ConnectionBound", "OverlayPayload", "check_worker",
+    "loopback_host", "worker_id", "worker_jobs",
     "worker_ready", "CapturePayload", "CommandRefused", "CommandReply", "CommandRouter",
     "Courier", "EmbeddedBroker", "Envelope", "EventPayload", "IdentifyRequest", "Job",
     "JobPayload", "Message", "MessageBuilder", "PageGate", "PendingJobs", "Publisher",

@@ -22,6 +22,7 @@ import socket
 from types import TracebackType
 from typing import Any, Self
 
+from ._bounds import ConnectionBound
 from ._page_gate import PAGE_PEER, PageGate
 
 __all__ = ["LOCALHOST", "MAX_CONNECTIONS", "V311_ONLY", "WEBSOCKETS", "WS_PORT",
@@ -78,24 +79,6 @@ def _page_writer() -> type:
     return PageWriter
 
 
-class _Bounded:
-    """How many connections a listener holds, and how many it turned away."""
-
-    def __init__(self, name: str, limit: int) -> None:
-        self.name, self.limit = name, limit
-        self.active = 0
-        self.refused = 0
-
-    def full(self) -> bool:
-        if self.active < self.limit:
-            return False
-        self.refused += 1
-        if self.refused in (1, 10, 100, 1000) or self.refused % 10_000 == 0:
-            log.warning("embedded broker: %s listener full (%d connections); %d refused so "
-                        "far", self.name, self.limit, self.refused)
-        return True
-
-
 class EmbeddedBroker:
     """An in-process amqtt broker on 127.0.0.1, as an async context manager.
 
@@ -113,8 +96,8 @@ class EmbeddedBroker:
         self.gate = gate or PageGate()
         self._broker: Any = None  # amqtt.broker.Broker (untyped), imported lazily
         self._servers: list[Any] = []
-        self._tcp = _Bounded("tcp", MAX_CONNECTIONS["tcp"])
-        self._ws = _Bounded("websockets", MAX_CONNECTIONS["ws"])
+        self._tcp = ConnectionBound("embedded broker, tcp", MAX_CONNECTIONS["tcp"])
+        self._ws = ConnectionBound("embedded broker, websockets", MAX_CONNECTIONS["ws"])
         self.port: int | None = None
         self.ws_port: int | None = None
 

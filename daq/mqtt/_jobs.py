@@ -170,10 +170,7 @@ class PendingJobs:
 def result_from_message(payload: bytes) -> tuple[str | None, dict[str, Any]]:
     """(job_id, the result's fields without the envelope) of a result message (ValueError
     if it is larger than MAX_RESULT_BYTES, not JSON, or nested deeper than any result)."""
-    if len(payload) > MAX_RESULT_BYTES:
-        raise ValueError(f"a result message of {len(payload)} bytes, more than "
-                         f"{MAX_RESULT_BYTES}")
-    body = loads_bounded(payload)
+    body = loads_bounded(payload, max_bytes=MAX_RESULT_BYTES)
     if not isinstance(body, dict):
         raise ValueError("a result message must be a JSON object")
     job_id = body.get("job_id")

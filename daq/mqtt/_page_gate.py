@@ -27,7 +27,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 __all__ = ["PAGE_CLIENT_PREFIX", "PAGE_PEER", "ROLE_RULES", "PageGate", "Role",
-           "filter_within", "topic_matches"]
+           "filter_within", "loopback_host", "topic_matches"]
 
 Role = Literal["operator", "dashboard"]
 
@@ -45,6 +45,12 @@ ROLE_RULES: dict[Role, tuple[tuple[str, ...], tuple[str, ...]]] = {
                  ("hilrig/+/cmd/#", "replies/#")),
 }
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def loopback_host(host: str | None) -> bool:
+    """Whether an HTTP Host header (``name[:port]``) names this machine by a loopback
+    address: a DNS name that resolves to 127.0.0.1 (rebinding) does not."""
+    return bool(host) and (urlsplit(f"//{host}").hostname or "") in _LOOPBACK
 
 
 def topic_matches(pattern: str, topic: str) -> bool:
@@ -93,7 +99,7 @@ class PageGate:
         """Why a websocket handshake is refused (None: let in)."""
         if not origin or _origin(origin) not in self._origins:
             return f"origin {origin or '(none)'} is not this service's dashboard"
-        if not host or (urlsplit(f"//{host}").hostname or "") not in _LOOPBACK:
+        if not loopback_host(host):
             return f"host {host or '(none)'} is not a loopback address"
         return None
 

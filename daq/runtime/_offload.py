@@ -200,15 +200,11 @@ class JobOffload:
     def _home(self, job: Job) -> None:
         """A job no ready worker may take now (their answers refused): identified here,
         unless local fallback is off (then it waits for another worker)."""
-        if self.worker_wait_s is None or self.finisher is None:
+        if self.worker_wait_s is None:
             return
         if any(w not in job.refused_from for w in self.ready):
             return  # a worker that may take it is busy: it waits for that one
-        self.jobs.take_back(job)
-        text = f"capture {job.capture_id}: no other worker to answer it; identifying it here"
-        self.say(text)
-        self.publication.event("info", "job.local", text, job.capture_id)
-        self.finisher.identify_here(job.context, sorted(job.methods_left))
+        self._identify_here(job, "no other worker to answer it")
 
     def _unclaimed(self, now: float) -> None:
         """With no worker there at all (none ready or busy with ours): a job waiting is
@@ -227,16 +223,19 @@ class JobOffload:
                         f"{waited:.0f} s{then}")
                 self.say(text)
                 self.publication.event("warning", "job.no_worker", text, job.capture_id)
-            if self.worker_wait_s is not None and waited >= self.worker_wait_s \
-                    and self.finisher is not None:
-                self.jobs.take_back(job)
-                text = (f"capture {job.capture_id}: no worker in {waited:.0f} s; identifying "
-                        "it here")
-                self.say(text)
-                self.publication.event("info", "job.local", text, job.capture_id)
-                self.finisher.identify_here(job.context, sorted(job.methods_left))
-        if not len(self.jobs):
-            self._idle.set()
+            if self.worker_wait_s is not None and waited >= self.worker_wait_s:
+                self._identify_here(job, f"no worker in {waited:.0f} s")
+
+    def _identify_here(self, job: Job, why: str) -> None:
+        """Take a job back and identify its capture here (told on the terminal and as a
+        job.local event)."""
+        if self.finisher is None:
+            return
+        self.jobs.take_back(job)
+        text = f"capture {job.capture_id}: {why}; identifying it here"
+        self.say(text)
+        self.publication.event("info", "job.local", text, job.capture_id)
+        self.finisher.identify_here(job.context, sorted(job.methods_left))
         if not len(self.jobs):
             self._idle.set()
 

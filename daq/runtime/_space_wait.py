@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from ..config import one_line
-from ..storage import disk_full, free_mb
+from ..storage import free_mb
 
 __all__ = ["NEED_MB", "SpaceWait"]
 
@@ -36,14 +36,14 @@ class SpaceWait:
         self.say = say
         self.need_mb, self.every_s = need_mb, every_s
         self.reason: str | None = None  # why steps are held; None: none is
-        self._held: list[tuple[str, Path, Step]] = []
+        self._held: list[tuple[Path, Step]] = []
         self._task: asyncio.Task[None] | None = None
 
     def hold(self, what: str, where: Path, step: Step, exc: BaseException
              ) -> asyncio.Task[None] | None:
         """Hold `step` (it failed on a full disk) until `where` has room; returns the task
         that will run it, when this call started one (the caller waits for it)."""
-        self._held.append((what, where, step))
+        self._held.append((where, step))
         if self.reason is None:  # said once, until there is room again
             self.reason = one_line(f"full ({exc}); captures taken wait for "
                                    f"{self.need_mb:g} MB free in {where.parent}")
@@ -54,22 +54,15 @@ class SpaceWait:
             return self._task
         return None
 
-    def __len__(self) -> int:
-        return len(self._held)
-
     async def _watch(self) -> None:
         while self._held:
             await asyncio.sleep(self.every_s)
-            if free_mb(self._held[0][1]) < self.need_mb:
+            if free_mb(self._held[0][0]) < self.need_mb:
                 continue
             held, self._held = self._held, []
-            for what, where, step in held:
-                try:
-                    await step()  # a step holds itself again if the disk is full again
-                except Exception as exc:  # noqa: BLE001 - a held step reports its own
-                    if not disk_full(exc):
-                        raise
-                    self._held.append((what, where, step))
+            for _, step in held:
+                # a step reports its own failure, and holds itself again on a full disk
+                await step()
             if not self._held:
                 self.reason = None
                 self.say(f"disk: room again; {len(held)} held step(s) of finishing done")

@@ -47,10 +47,9 @@ __all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "LAWS",
 
 #: the friction parameters a free decay can fit (Fn_t: see the pipeline), per joint
 FRICTION_FREE = ("mu_d0", "mu_s0", "mu_v0", "omega_t0", "mu_d1", "mu_s1", "mu_v1", "omega_t1")
-#: a joint's friction laws, each by the terms it fits: viscous; Coulomb and viscous
-#: (mu_s = mu_d: no Stribeck hump); Brown-McPhee (seed eq. 5)
+#: a joint's friction laws, each by the terms it fits: Coulomb and viscous (mu_s = mu_d:
+#: no Stribeck hump); Brown-McPhee (seed eq. 5)
 LAWS: dict[str, tuple[str, ...]] = {
-    "viscous": ("mu_v",),
     "coulomb-viscous": ("mu_d", "mu_v"),
     "brown-mcphee": ("mu_d", "mu_s", "mu_v", "omega_t"),
 }
@@ -210,12 +209,11 @@ class ShootingProblem:
 
     def friction_of(self, g: np.ndarray) -> np.ndarray:
         """The whole friction (8, FRICTION_FREE order) of global variables g: a law
-        without Stribeck's terms has mu_s = mu_d and omega_t = OMEGA_COULOMB, a viscous
-        one no Coulomb term either."""
+        without Stribeck's terms has mu_s = mu_d and omega_t = OMEGA_COULOMB."""
         fitted = dict(zip(self.friction_names, np.exp(g[_W:_W + self._nf]), strict=True))
         out = []
         for j in range(len(self.laws)):
-            mu_d = fitted.get(f"mu_d{j}", 0.0)
+            mu_d = fitted[f"mu_d{j}"]
             out += [mu_d, fitted.get(f"mu_s{j}", mu_d), fitted[f"mu_v{j}"],
                     fitted.get(f"omega_t{j}", OMEGA_COULOMB)]
         return np.array(out)

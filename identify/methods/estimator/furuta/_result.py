@@ -90,21 +90,14 @@ def _cramer_rao(fit: ShootingFit) -> dict[str, float]:
 
 def _left_out(name: str, laws: tuple[str, str], fit: ShootingFit,
               tried: list[dict[str, Any]]) -> str:
-    """Why a term is not in its joint's chosen law, and what the law with it scored."""
+    """Why a term is not in its joint's chosen law, and what the law with it scored (the
+    selection always fits Brown-McPhee first)."""
     joint = int(name[-1])
-    law = laws[joint]
-    note = f"not in the chosen friction law of this joint ({law})"
-    with_it = [t for t in tried if "bic" in t and t["laws"][joint] != law
-               and (law == "viscous" or t["laws"][joint] == "brown-mcphee")]
+    note = f"not in the chosen friction law of this joint ({laws[joint]})"
+    with_it = [t for t in tried if "bic" in t and t["laws"][joint] == "brown-mcphee"]
     if with_it:
         other = min(with_it, key=lambda t: t["bic"])
-        note += (f"; the fit with it ({other['laws'][joint]}) scored a BIC "
-                 f"{other['bic'] - fit.bic:+.1f} worse")
-    else:
-        turned_down = [t for t in tried if "not_fitted" in t and t.get("laws")
-                       and t["laws"][joint] == "brown-mcphee"]
-        if turned_down:
-            note += f"; Stribeck's terms not fitted: {turned_down[0]['not_fitted']}"
+        note += f"; the fit with it scored a BIC {other['bic'] - fit.bic:+.1f} worse"
     return note + "; the fit simulates with the value assumed"
 
 

@@ -28,7 +28,7 @@ from .._score import could_win_bic, not_fitted_note, score
 from .._stages import ADEQUATE_EXCESS, too_wide
 from ._fit import BROWN_MCPHEE, ShootingFit, finish, fit_free, fit_shooting
 from ._prior import RigPrior
-from ._problem import FINE_FLOOR, ShootingProblem
+from ._problem import EXTRA_TERMS, FINE_FLOOR, ShootingProblem
 
 #: a joint below NEAR_ZERO_RAD_S for more than this share of the capture, with omega_t at
 #: its floor, has its viscous term bent by the transition the fit cannot resolve: on
@@ -113,7 +113,7 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     the pendulum's friction by 20 %), a cable on an arm whose residuals stay above the
     noise, and then both."""
     rows = fit.problem.n_data
-    stat = score_statistic(fit.problem, fit.z, fit.residual_rms, [("drag1/P4", 1e-9)])
+    stat = score_statistic(fit.problem, fit.z, fit.residual_rms, "drag1")
     asked: list[tuple[str, ...]] = []
     if could_win_bic(stat, 1, rows):
         asked.append(("drag1",))
@@ -183,29 +183,29 @@ def joint_is_unresolved(fit: ShootingFit, joint: int) -> bool:
 
 
 def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
-                    entries: list[tuple[str, float]], relative: bool = False) -> float:
-    """S of freeing the normalised entries `entries` (NORMALISED names, each with its
-    step: absolute from the entry's value, or relative to it) at the fit z of `problem`,
-    which holds them; rows weighed by rms (per joint, rad)."""
+                    term: str, step: float = 1e-9) -> float:
+    """S of adding the extra term `term` (EXTRA_TERMS) at the fit z of `problem`, which
+    does not have it; rows weighed by rms (per joint, rad)."""
+    u_index = NORMALISED.index(EXTRA_TERMS[term])
     r_full = problem.fun(z)
     jac = problem.jac(z, r_full)
     u = problem.u_of(z[:problem.n_global])
+    if u[u_index] != 0.0:
+        raise ValueError(f"the fit already has {term}")
+    up = u.copy()
+    up[u_index] = step
     base = r_full[:problem.n_data]
-    columns = np.empty((base.size, len(entries)))
-    for c, (name, step) in enumerate(entries):
-        k = NORMALISED.index(name)
-        h = step * abs(u[k]) if relative and u[k] != 0.0 else step
-        up = u.copy()
-        up[k] += h
-        columns[:, c] = (problem.residuals_at(up, problem.states(z)) - base) / h
+    j_d = (problem.residuals_at(up, problem.states(z)) - base) / step
     # weigh each joint's rows by what the fit left of it (the BIC's variance), not sigma
     w = np.tile(problem.sigma / rms, base.size // 2)
-    rows = np.ones(jac.shape[0])
+    r = base * w
+    jd = j_d * w
+    rows = np.zeros(jac.shape[0])
     rows[:problem.n_data] = w
-    padded = np.zeros((jac.shape[0], len(entries)))
-    padded[:problem.n_data] = columns * w[:, None]
-    return score(jac.rows_scaled(rows), np.concatenate([base * w, r_full[problem.n_data:]]),
-                 padded)
+    rows[problem.n_data:] = 1.0
+    scaled = jac.rows_scaled(rows)
+    return score(scaled, np.concatenate([r, r_full[problem.n_data:]]),
+                 np.concatenate([jd, np.zeros(jac.shape[0] - jd.size)])[:, None])
 
 
 __all__ = ["RESTART_EXCESS", "RESTART_OMEGA_T", "score_statistic", "select_model",
