@@ -6,7 +6,7 @@ Table I rig as `hilrig identify` would. Prints, per case: the fit per joint (see
 eq. 53), the error of mu_d and mu_v of both joints against the truth, how many of the
 reported-identifiable intervals miss the truth, and the compute time.
 
-    python bench/bench_real_rig.py [--method grey-box] [--cases a,b] [--duration 35]
+    python bench/bench_real_rig.py [--method grey-box] [--cases a,b] [--duration 35] [--seeds N]
 """
 
 from __future__ import annotations
@@ -42,11 +42,17 @@ CASES: dict[str, tuple[str, Realism, RigParams | None, float]] = {
     "lossy": ("0.2 % of frames lost, +-0.3 count interpolation error",
               Realism(seed=1, lost_frames=0.002, interpolation_counts=0.3), None, 10_000.0),
     "jitter": ("counts jitter by +-2", Realism(seed=1, jitter_counts=2), None, 10_000.0),
+    "sensor": ("a noisy angle sensor (5 mrad at 10 kHz), pendulum 3 % off CAD, drag 1e-5",
+               Realism(seed=1, noise_rad=0.005, drag1=1e-5), _off(j2x=0.03, l2=0.03),
+               10_000.0),
+    "dragcable": ("strong pendulum drag 2e-5 N m s^2, an arm cable 2e-4 N m/rad",
+                  Realism(seed=1, drag1=2e-5, spring0=2e-4), None, 10_000.0),
 }
 
 
-def capture(name: str, duration: float) -> SyntheticCapture:
+def capture(name: str, duration: float, seed: int = 1) -> SyntheticCapture:
     _, realism, rig, rate = CASES[name]
+    realism = realism.model_copy(update={"seed": seed})
     rest = 2.0 if realism.hand_tremor_rad else 0.5
     return realistic_capture(NOMINAL, TABLE_III_TRUTH, POSE, duration, realism, rest_s=rest,
                              rate_hz=rate, rig=rig, capture_id=name)
@@ -57,7 +63,14 @@ def main() -> None:
     ap.add_argument("--method", default="grey-box", choices=list(METHODS))
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--duration", type=float, default=35.0)
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="each case over this many seeds (noise, jitter, losses drawn anew): "
+                         "then the spread of each error and, where the method reports one, "
+                         "its Cramer-Rao bound")
     args = ap.parse_args()
+    if args.seeds > 1:
+        _spread(args.method, args.cases.split(","), args.duration, args.seeds)
+        return
     truth = TABLE_III_TRUTH.model_dump()
     names = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
     print(f"method {args.method}, {args.duration:g} s captures, nominal rig told")
@@ -85,6 +98,43 @@ def main() -> None:
               + f" {misses:>7} {elapsed:>6.1f}  {CASES[name][0]}", flush=True)
     print("err %: estimate against truth; '?': reported not identifiable (its assumed value); "
           "misses: identifiable parameters whose 95 % interval excludes the truth")
+
+
+def _spread(method: str, cases: list[str], duration: float, seeds: int) -> None:
+    """Per case and main friction parameter over `seeds` captures: the mean and rms of the
+    relative error, the median Cramer-Rao bound the result reports, and the captures
+    where it was not reported identifiable."""
+    import numpy as np
+
+    truth = TABLE_III_TRUTH.model_dump()
+    names = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
+    print(f"method {method}, {duration:g} s captures over seeds 1-{seeds}; per parameter: "
+          "mean / rms error %, median bound % (rms error / bound), not identified")
+    for name in cases:
+        errs: dict[str, list[float]] = {n: [] for n in names}
+        bounds: dict[str, list[float]] = {n: [] for n in names}
+        hidden = dict.fromkeys(names, 0)
+        seconds = []
+        for seed in range(1, seeds + 1):
+            r = identify(capture(name, duration, seed).measurement, method)
+            seconds.append(r.compute_seconds)
+            crb = r.diagnostics.get("cramer_rao", {})
+            for n in names:
+                est = r.parameters[n]
+                v = est.value if est.value is not None else est.assumed
+                if v is not None:
+                    errs[n].append(v / truth[n] - 1)
+                hidden[n] += int(not est.identifiable)
+                if n in crb:
+                    bounds[n].append(float(crb[n]))
+        cells = []
+        for n in names:
+            e = np.array(errs[n])
+            rms = float(np.sqrt(np.mean(e ** 2))) if e.size else float("nan")
+            b = float(np.median(bounds[n])) if bounds[n] else float("nan")
+            cells.append(f"{n} {100 * e.mean():+.1f}/{100 * rms:.1f} b {100 * b:.1f}"
+                         f" ({rms / b:.1f}) n/i {hidden[n]}")
+        print(f"{name:<9} {np.median(seconds):5.1f} s  " + "; ".join(cells), flush=True)
 
 
 if __name__ == "__main__":
