@@ -49,6 +49,9 @@ CASES: dict[str, tuple[str, Realism, RigParams | None, float]] = {
                   Realism(seed=1, drag1=2e-5, spring0=2e-4), None, 10_000.0),
 }
 
+FRICTION = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
+TRUTH = TABLE_III_TRUTH.model_dump()
+
 
 def capture(name: str, duration: float, seed: int = 1) -> SyntheticCapture:
     _, realism, rig, rate = CASES[name]
@@ -71,11 +74,9 @@ def main() -> None:
     if args.seeds > 1:
         _spread(args.method, args.cases.split(","), args.duration, args.seeds)
         return
-    truth = TABLE_III_TRUTH.model_dump()
-    names = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
     print(f"method {args.method}, {args.duration:g} s captures, nominal rig told")
     print(f"{'case':<8} {'fit arm %':>10} {'fit pend %':>10} "
-          + " ".join(f"{n + ' err %':>11}" for n in names)
+          + " ".join(f"{n + ' err %':>11}" for n in FRICTION)
           + f" {'misses':>7} {'s':>6}  the capture has")
     for name in args.cases.split(","):
         cap = capture(name, args.duration)
@@ -83,14 +84,14 @@ def main() -> None:
         r = identify(cap.measurement, args.method)
         elapsed = time.perf_counter() - t0
         errs = []
-        for n in names:
+        for n in FRICTION:
             est = r.parameters[n]
             v = est.value if est.value is not None else est.assumed
-            errs.append("n/a" if v is None else f"{100 * (v / truth[n] - 1):+.1f}"
+            errs.append("n/a" if v is None else f"{100 * (v / TRUTH[n] - 1):+.1f}"
                         + ("" if est.identifiable else "?"))
         misses = sum(1 for n, est in r.parameters.items()
-                     if est.identifiable and est.ci95 is not None and n in truth
-                     and not est.ci95[0] <= truth[n] <= est.ci95[1])
+                     if est.identifiable and est.ci95 is not None and n in TRUTH
+                     and not est.ci95[0] <= TRUTH[n] <= est.ci95[1])
         fa, fp = r.fit_percent.get("arm"), r.fit_percent.get("pendulum")
         print(f"{name:<8} {fa if fa is not None else float('nan'):>10.3f} "
               f"{fp if fp is not None else float('nan'):>10.3f} "
@@ -106,29 +107,27 @@ def _spread(method: str, cases: list[str], duration: float, seeds: int) -> None:
     where it was not reported identifiable."""
     import numpy as np
 
-    truth = TABLE_III_TRUTH.model_dump()
-    names = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
     print(f"method {method}, {duration:g} s captures over seeds 1-{seeds}; per parameter: "
           "mean / rms error %, median bound % (rms error / bound), not identified")
     for name in cases:
-        errs: dict[str, list[float]] = {n: [] for n in names}
-        bounds: dict[str, list[float]] = {n: [] for n in names}
-        hidden = dict.fromkeys(names, 0)
+        errs: dict[str, list[float]] = {n: [] for n in FRICTION}
+        bounds: dict[str, list[float]] = {n: [] for n in FRICTION}
+        hidden = dict.fromkeys(FRICTION, 0)
         seconds = []
         for seed in range(1, seeds + 1):
             r = identify(capture(name, duration, seed).measurement, method)
             seconds.append(r.compute_seconds)
             crb = r.diagnostics.get("cramer_rao", {})
-            for n in names:
+            for n in FRICTION:
                 est = r.parameters[n]
                 v = est.value if est.value is not None else est.assumed
                 if v is not None:
-                    errs[n].append(v / truth[n] - 1)
+                    errs[n].append(v / TRUTH[n] - 1)
                 hidden[n] += int(not est.identifiable)
                 if n in crb:
                     bounds[n].append(float(crb[n]))
         cells = []
-        for n in names:
+        for n in FRICTION:
             e = np.array(errs[n])
             rms = float(np.sqrt(np.mean(e ** 2))) if e.size else float("nan")
             b = float(np.median(bounds[n])) if bounds[n] else float("nan")
