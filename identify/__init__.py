@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         friction_torque,
         inverse_dynamics,
         parse_rig_kind,
+        rig_family,
         simulate,
         simulate_rk4,
         total_energy,
@@ -107,8 +108,8 @@ _EXPORTS = {
     ".model": (
         "COUNTS_PER_REV", "PARAM_NAMES", "QUANTUM", "RIG_LAYOUT", "ChainParams", "ChainRig",
         "FrictionParams", "RigParams", "acceleration", "encoder_quantum", "friction",
-        "friction_torque", "inverse_dynamics", "parse_rig_kind", "simulate", "simulate_rk4",
-        "total_energy",
+        "friction_torque", "inverse_dynamics", "parse_rig_kind", "rig_family", "simulate",
+        "simulate_rk4", "total_energy",
     ),
     ".reference": (
         "TABLE_III_TRUTH",
@@ -129,7 +130,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "lazy_exports",
-    "ChainParams", "ChainRig", "Record", "Scale", "identify_chain", "parse_rig_kind",
+    "ChainParams", "ChainRig", "Record", "Scale", "identify_chain", "parse_rig_kind", "rig_family",
     "result_params", "validate_chain",
     "COUNTS_PER_REV", "DEFAULT_METHOD", "METHOD_NAMES", "METHODS", "PARAM_NAMES", "QUANTUM",
     "RIG_LAYOUT",

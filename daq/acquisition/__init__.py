@@ -15,7 +15,6 @@ from ._capture import (
     capture_summary,
     new_capture_id,
     to_measurement,
-    to_record,
 )
 from ._engine import AcquisitionEngine
 from ._events import (
@@ -29,8 +28,8 @@ from ._events import (
     Telemetry,
     TriggerArmed,
 )
-from ._identification import CHAIN_METHODS, identify_capture
 from ._link import LinkWatch, error_counts, grown, summary_line
+from ._rig_kinds import ChainKind, FurutaKind, RigKind, identify_capture, kind_of, to_record
 from ._ring import RingBuffer
 from ._telemetry import TelemetryDecimator
 from ._trigger import (
@@ -44,7 +43,7 @@ from ._trigger import (
 )
 
 __all__ = [
-    "CHAIN_METHODS", "identify_capture", "to_record",
+    "ChainKind", "FurutaKind", "RigKind", "identify_capture", "kind_of", "to_record",
     "MAX_ANGLE_RAD", "MAX_RATE_HZ", "MIN_RATE_HZ", "AcquisitionEngine", "Armed", "BlockSeen",
     "Capture", "CaptureAborted", "CaptureProgress", "CaptureStarted", "CaptureTaken",
     "EngineEvent", "FreeDecayTrigger", "LinkChanged", "LinkWatch", "RingBuffer", "Settled",

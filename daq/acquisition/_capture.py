@@ -22,9 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from drivers import SourceInfo
 from identify import (
     SOFTWARE_VERSION,
-    ChainRig,
     Measurement,
-    Record,
     RigParams,
     encoder_quantum,
     utc_now,
@@ -33,7 +31,7 @@ from identify import (
 from ..config import RigKindConfig
 
 __all__ = ["Capture", "TriggerInfo", "capture_resolution", "capture_summary", "new_capture_id",
-           "to_measurement", "to_record"]
+           "to_measurement"]
 
 
 #: rates a capture may have: a rig samples at 100 Hz to 100 kHz, imports may differ
@@ -200,23 +198,3 @@ def to_measurement(capture: Capture, rig: RigParams | None = None) -> Measuremen
     return Measurement(angles=capture.angles_rad, sample_index=capture.sample_index,
                        rate_hz=capture.sample_rate_hz, rig=rig or capture.rig,
                        resolution_rad=capture_resolution(capture), capture_id=capture.capture_id)
-
-
-def to_record(capture: Capture) -> tuple[Record, ChainRig]:
-    """A chain rig's capture as identification takes it: absolute link angles from the
-    upward vertical (seed 002's delta_i) from the channels its kind says, and the rig."""
-    kind = capture.kind
-    if kind is None or not kind.is_chain:
-        raise ValueError("the capture is of the Furuta rig: use to_measurement")
-    rig = kind.chain_rig()
-    a = capture.angles_rad
-    zero = math.pi if kind.zero == "hanging" else 0.0
-    if rig.links == 1:
-        angles = a[:, [kind.channel]] + zero
-    else:
-        link1 = a[:, 0] + zero
-        link2 = a[:, 1] + (link1 if kind.joint_angles == "relative" else zero)
-        angles = np.column_stack([link1, link2])
-    return (Record(angles=angles, sample_index=capture.sample_index,
-                   rate_hz=capture.sample_rate_hz, resolution_rad=capture_resolution(capture),
-                   capture_id=capture.capture_id), rig)

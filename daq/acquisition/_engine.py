@@ -41,6 +41,7 @@ from ._events import (
     TriggerArmed,
 )
 from ._link import LinkWatch, error_counts, grown, summary_line
+from ._rig_kinds import kind_of
 from ._ring import RingBuffer
 from ._telemetry import TelemetryDecimator
 from ._trigger import Armed, FreeDecayTrigger, Settled, Triggered, TriggerState
@@ -75,7 +76,7 @@ class AcquisitionEngine:
         info = source.info
         self.source = source
         self.rig = rig
-        self.kind = kind if kind is not None and kind.is_chain else None
+        self.kind = kind_of(kind).recorded
         self.rate = info.sample_rate_hz
         self.ring = RingBuffer.from_seconds(ring_s, self.rate)
         self.trigger = FreeDecayTrigger(trigger, self.rate)

@@ -23,35 +23,44 @@ from identify import (
     Record,
     format_fit,
     identify_chain,
-    parse_rig_kind,
     result_params,
+    rig_family,
     validate_chain,
 )
 from identify.model import CHAIN_FRICTION_TERMS, inertial_names, inertial_normaliser
 
 from ..acquisition import Capture, to_record
+from ..config import Settings
 from ..storage import CaptureLimits, read_joint_csv, write_joint_csv
 from ._chain_options import check_span, params_arg, scale_arg, segment_arg, span_arg
 from ._fit_guard import fit_guard
 from ._progress import ProgressBar
 from ._usage import UsageError, settings_of
 
-__all__ = ["chain_kind_of", "cmd_identify_chain"]
+__all__ = ["cmd_compare_chain", "cmd_identify_chain", "cmd_simulate_chain", "rig_family_of"]
 
 #: what to try when a chain fit fails numerically
 _CHAIN_HINT = ("check the record's --unit and --zero, --tilt and --params, or try another "
                "--friction-law")
 
 
-def chain_kind_of(args: argparse.Namespace) -> str | None:
-    """The chain kind --rig names, None for furuta (or no --rig)."""
-    if not getattr(args, "rig", None):
-        return None
-    try:
-        kind, _ = parse_rig_kind(args.rig)
-    except ValueError as exc:
-        raise UsageError(f"--rig: {exc}") from None
-    return None if kind == "furuta" else str(args.rig).strip().lower()
+def rig_family_of(args: argparse.Namespace, settings: Settings) -> str:
+    """The estimator's rig kind ('furuta' or 'chain') of --rig, else of the config's [rig]
+    kind; a chain kind from the config brings its friction law and plane tilt too."""
+    if getattr(args, "rig", None):
+        try:
+            return rig_family(args.rig)
+        except ValueError as exc:
+            raise UsageError(f"--rig: {exc}") from None
+    config = settings.rig_kind
+    family = rig_family(config.kind)
+    if family == "chain":
+        args.rig = config.kind
+        if hasattr(args, "friction_law"):
+            args.friction_law = args.friction_law or config.friction
+        if hasattr(args, "tilt"):
+            args.tilt = config.plane_tilt_deg if args.tilt is None else args.tilt
+    return family
 
 
 def _record(args: argparse.Namespace, links: int) -> Record:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +27,10 @@ from identify import (
 from identify.model import RIG_ERROR_FIELDS, Realism, RigParams
 from identify.reference import TABLE_III_TRUTH
 
-from ..acquisition import Capture, TriggerInfo, to_measurement
+from ..acquisition import Capture, TriggerInfo, kind_of, to_measurement
 from ..config import Settings, first_error
 from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
-from ._chain import chain_kind_of, cmd_compare_chain, cmd_identify_chain, cmd_simulate_chain
+from ._chain import cmd_compare_chain, cmd_identify_chain, cmd_simulate_chain, rig_family_of
 from ._fit_guard import fit_guard
 from ._measured import with_measured
 from ._progress import ProgressBar
@@ -92,7 +93,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     check_numbers(args)
-    if chain_kind_of(args):
+    if rig_family_of(args, settings) == "chain":
         _check_out_free(Path(args.out), args.force)
         _check_length(args, 1000.0 if args.rate is None else args.rate, settings)
         return cmd_simulate_chain(args, _realism_arg(args, settings.sim.realism))
@@ -239,14 +240,14 @@ def cmd_identify(args: argparse.Namespace) -> int:
     capture = None
     if args.rig is None and Path(args.file).suffix.lower() in (".h5", ".hdf5"):
         capture = _read(args.file, settings)
-        if capture.kind is not None and capture.kind.is_chain:
-            return cmd_identify_chain(args, capture=capture)
-    elif args.rig is None and settings.rig_kind.is_chain:
-        args.rig = settings.rig_kind.kind
-        args.friction_law = args.friction_law or settings.rig_kind.friction
-        args.tilt = settings.rig_kind.plane_tilt_deg if args.tilt is None else args.tilt
-    if chain_kind_of(args):
-        return cmd_identify_chain(args)
+        family = kind_of(capture.kind).family
+    else:
+        family = rig_family_of(args, settings)
+    return _IDENTIFY[family](args, capture)
+
+
+def _identify_furuta(args: argparse.Namespace, capture: Capture | None) -> int:
+    settings = settings_of(args)
     for flag in ("validate", "params", "unit", "zero", "friction_law", "segment_s"):
         if getattr(args, flag, None):
             raise UsageError(f"--{flag.replace('_', '-')} is for --rig single or nlink:N")
@@ -262,6 +263,11 @@ def cmd_identify(args: argparse.Namespace) -> int:
     else:
         print(format_result(result))
     return 0
+
+
+#: `identify` for each of the estimator's rig kinds
+_IDENTIFY: dict[str, Callable[[argparse.Namespace, Capture | None], int]] = {
+    "furuta": _identify_furuta, "chain": cmd_identify_chain}
 
 
 def format_result(result: IdentificationResult) -> str:
@@ -295,9 +301,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from identify.report import compare_methods, parameter_table, table_v
 
     check_numbers(args)
-    if args.rig is None and settings_of(args).rig_kind.is_chain:
-        args.rig = settings_of(args).rig_kind.kind
-    if chain_kind_of(args):
+    if rig_family_of(args, settings_of(args)) == "chain":
         return cmd_compare_chain(args)
     m = _load_measurement(args, settings_of(args))
     methods = args.methods.split(",") if args.methods else None

@@ -114,7 +114,8 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     s.add_argument("--force", action="store_true", help="overwrite an existing file")
     _realism_options(s)
     k = s.add_argument_group("other rig kinds (single, nlink:N; written as CSV)")
-    k.add_argument("--rig", metavar="KIND", help="single or nlink:N (default: furuta)")
+    k.add_argument("--rig", metavar="KIND", help="single or nlink:N (default: the config's "
+                   "[rig] kind, furuta)")
     k.add_argument("--angles", type=float, nargs="+", metavar="DEG",
                    help=f"release angle of each link from the upward vertical, in {ANGLE} "
                         "(default 120)")
@@ -144,7 +145,7 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     c.add_argument("--plot", metavar="DIR", help="write PNG figures like seed 000 Figs. 4-7")
     k = c.add_argument_group("other rig kinds (single, nlink:N)")
     k.add_argument("--rig", metavar="KIND", help="single or nlink:N: seed 002's regression "
-                   "against the recommended method (default: furuta)")
+                   "against the recommended method (default: the config's [rig] kind, furuta)")
     k.add_argument("--unit", choices=("rad", "deg"), help="angle unit of the file")
     k.add_argument("--zero", choices=("upright", "hanging"), help="angle zero of the file")
     k.add_argument("--friction-law", default=None, help=argparse.SUPPRESS)
@@ -159,9 +160,9 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
 
 def _chain_options(p: Any) -> None:
     g = p.add_argument_group("other rig kinds (single, nlink:N)")
-    g.add_argument("--rig", metavar="KIND", help="furuta (default), single (one free joint in a "
+    g.add_argument("--rig", metavar="KIND", help="furuta, single (one free joint in a "
                    "plane at --tilt from the vertical) or nlink:N (seed 002's n-link pendulum, "
-                   "N = 1-3)")
+                   "N = 1-3); default: the config's [rig] kind, furuta")
     g.add_argument("--validate", metavar="T0:T1", help="hold [T0, T1] s out of the fit and "
                    "report the fit per joint on it; it must overlap the record by 0.3 s")
     g.add_argument("--segment-s", type=float, metavar="S", help="validate in segments of S "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from drivers import Source
 
+from ..acquisition import ChainKind, kind_of
 from ..config import Settings
 from ..dashboard import DashboardServer, page_config, page_gate, parse_http_address, serving
 from ..mqtt import CommandRouter, Courier, resolve_broker
@@ -29,34 +30,50 @@ __all__ = ["Wired", "bridge_source", "http_of", "sim_source", "wired"]
 
 def sim_source(settings: Settings, *, paced: bool, pose_deg: tuple[float, float] | None = None,
                auto_release: bool = True) -> Source:
-    """The simulated rig of the settings ([sim]), held at `pose_deg` (default: sim.pose_deg).
+    """The simulated rig of the settings ([sim], and the [rig] kind it is), held at
+    `pose_deg` (default: sim.pose_deg).
 
     With `auto_release` it lets go after sim.hold_s by itself (a plain run); without, it
     waits to be released (a session's releaser, or a command).
     """
+    family = kind_of(settings.rig_kind).family
+    return _SIM_SOURCES[family](settings, paced,
+                                pose_deg if pose_deg is not None else settings.sim.pose_deg,
+                                auto_release)
+
+
+def _furuta_sim(settings: Settings, paced: bool, pose_deg: tuple[float, float],
+                auto_release: bool) -> Source:
     from drivers.sim import SimulatedRig
 
     sim = settings.sim
-    kind = settings.rig_kind
-    if kind.is_chain:  # the chain rig [rig] kind names, on the same two channels
-        from drivers.sim import ChainMount, SimulatedChainRig
-
-        from ._chain import default_chain_params
-
-        rig = kind.chain_rig()
-        mount = ChainMount(rig, default_chain_params(rig.links), channel=kind.channel,
-                           relative=kind.joint_angles == "relative",
-                           zero_rad=math.pi if kind.zero == "hanging" else 0.0)
-        return SimulatedChainRig(
-            mount, pose_deg if pose_deg is not None else sim.pose_deg,
-            rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
-            block_size=sim.block_size, paced=paced, hold_s=sim.hold_s,
-            auto_release=auto_release, realism=sim.realism)
-    return SimulatedRig(rig=settings.rig, friction=sim.friction,
-                        pose_deg=pose_deg if pose_deg is not None else sim.pose_deg,
+    return SimulatedRig(rig=settings.rig, friction=sim.friction, pose_deg=pose_deg,
                         rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
                         block_size=sim.block_size, paced=paced, hold_s=sim.hold_s,
                         auto_release=auto_release, realism=sim.realism)
+
+
+def _chain_sim(settings: Settings, paced: bool, pose_deg: tuple[float, float],
+               auto_release: bool) -> Source:
+    """The chain rig [rig] kind names, on the same two channels."""
+    from drivers.sim import ChainMount, SimulatedChainRig
+
+    from ._chain import default_chain_params
+
+    sim, config = settings.sim, settings.rig_kind
+    rig = ChainKind(config).rig
+    mount = ChainMount(rig, default_chain_params(rig.links), channel=config.channel,
+                       relative=config.joint_angles == "relative",
+                       zero_rad=math.pi if config.zero == "hanging" else 0.0)
+    return SimulatedChainRig(
+        mount, pose_deg, rate_hz=settings.sample_rate_hz, counts_per_rev=settings.counts_per_rev,
+        block_size=sim.block_size, paced=paced, hold_s=sim.hold_s, auto_release=auto_release,
+        realism=sim.realism)
+
+
+#: the simulated source of each of the estimator's rig kinds
+_SIM_SOURCES: dict[str, Callable[[Settings, bool, tuple[float, float], bool], Source]] = {
+    "furuta": _furuta_sim, "chain": _chain_sim}
 
 
 def bridge_source(settings: Settings, port: str) -> Source:

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from identify import ChainRig, parse_rig_kind
+from identify import parse_rig_kind
 from identify.model import FrictionModel
 
 #: the [rig] keys this model takes; the rest of [rig] is the Furuta rig's RigParams
@@ -44,16 +44,8 @@ class RigKindConfig(BaseModel):
     @field_validator("kind")
     @classmethod
     def _known_kind(cls, v: str) -> str:
-        kind, links = parse_rig_kind(v)
-        if kind != "furuta" and links > BRIDGE_CHANNELS:
+        _, links = parse_rig_kind(v)
+        if links > BRIDGE_CHANNELS:
             raise ValueError(f"rig kind {v} needs {links} encoders; the bridge has "
                              f"{BRIDGE_CHANNELS}")
         return v.strip().lower()
-
-    @property
-    def is_chain(self) -> bool:
-        return self.kind != "furuta"
-
-    def chain_rig(self) -> ChainRig:
-        """What identification is told (a chain kind only)."""
-        return ChainRig(kind=self.kind, tilt_deg=self.plane_tilt_deg, friction=self.friction)

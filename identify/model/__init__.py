@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         ChainRig,
         FrictionModel,
         parse_rig_kind,
+        rig_family,
     )
     from ._encoder import (
         COUNTS_PER_REV,
@@ -109,7 +110,7 @@ _EXPORTS = {
         "joint_friction", "link_pairs", "unpack_inertial",
     ),
     "._chain_rig": (
-        "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind",
+        "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind", "rig_family",
     ),
     "._encoder": (
         "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "to_counts",
@@ -142,7 +143,7 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind",
+    "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind", "rig_family",
     "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
     "chain_run", "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction",
     "link_pairs",

@@ -41,6 +41,17 @@ def parse_rig_kind(text: str) -> tuple[str, int]:
     raise ValueError(f"rig kind {text!r}: expected furuta, single or nlink:N with N = 1-3")
 
 
+#: which of the estimator's rig kinds identifies each kind name: the Furuta rig's own
+#: model (identify.methods.estimator.furuta), or a chain of links (estimator.chain)
+RIG_FAMILIES: Mapping[str, Literal["furuta", "chain"]] = {
+    "furuta": "furuta", "single": "chain", "nlink": "chain"}
+
+
+def rig_family(text: str) -> Literal["furuta", "chain"]:
+    """The estimator's rig kind for the rig `text` names: 'furuta' or 'chain'."""
+    return RIG_FAMILIES[parse_rig_kind(text)[0]]
+
+
 class ChainRig(BaseModel):
     """What identification is told of a chain rig: its kind, plane and friction law."""
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from daq.acquisition import CHAIN_METHODS, identify_capture, to_record
+from daq.acquisition import ChainKind, FurutaKind, identify_capture, kind_of, to_record
 from daq.config import ConfigError, RigKindConfig, load_settings
 from daq.storage import read_capture, write_capture_h5
 
@@ -54,5 +54,16 @@ def test_a_chain_rig_takes_only_the_methods_that_apply():
     cap = replace(make_capture(n=500, gap=None), kind=RigKindConfig(kind="single"))
     with pytest.raises(ValueError, match="grey-box is for the Furuta rig"):
         identify_capture(cap, "grey-box")
-    assert CHAIN_METHODS == ("shooting",)
+    assert kind_of(cap.kind).methods == ("shooting",)
     assert np.isfinite(cap.angles_rad).all()
+
+
+def test_each_kind_table_names_its_rig_kind_and_what_identifies_it():
+    assert kind_of(None) == FurutaKind() and kind_of(RigKindConfig()) == FurutaKind()
+    assert "grey-box" in FurutaKind().methods and FurutaKind().recorded is None
+    for name in ("single", "nlink:1", "nlink:2"):
+        config = RigKindConfig(kind=name, plane_tilt_deg=5.0, friction="coulomb-viscous")
+        kind = kind_of(config)
+        assert kind == ChainKind(config) and kind.name == name and kind.recorded == config
+        assert kind.rig.kind == name and kind.rig.tilt_deg == 5.0
+        assert kind.rig.friction == "coulomb-viscous"

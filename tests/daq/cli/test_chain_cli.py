@@ -123,6 +123,22 @@ def test_simulate_writes_a_chain_record_that_identify_and_compare_read(tmp_path)
     assert min(fit) > 99.9  # shooting follows its own simulator's swing
 
 
+def test_offline_commands_take_the_rig_kind_of_the_config_when_no_rig_is_given(tmp_path):
+    cfg = tmp_path / "hilrig.toml"
+    cfg.write_text('[rig]\nkind = "single"\nplane_tilt_deg = 20.0\n'
+                   'friction = "coulomb-viscous"\n')
+    out = tmp_path / "single.csv"
+    rc, text = run_main("--config", cfg, "simulate", "--out", out, "--duration", "4",
+                        "--rest", "0.2", "--angles", "100")
+    assert rc == 0 and "single" in text and "tilt 20" in out.read_text().splitlines()[0]
+    assert read_joint_csv(out).angles.shape[1] == 1
+    rc, text = run_main("--config", cfg, "identify", out, "--json")
+    assert rc == 0
+    doc = json.loads(text)
+    assert doc["rig_kind"] == "single"
+    assert doc["diagnostics"]["friction_law"] == "coulomb-viscous"
+
+
 def test_simulate_refuses_a_chain_record_as_hdf5(tmp_path, capfd):
     rc, _ = run_main("simulate", "--rig", "single", "--out", tmp_path / "s.h5")
     assert rc == 2

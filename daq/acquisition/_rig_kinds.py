@@ -1,0 +1,159 @@
+"""How a rig kind sits on the bridge's channels, and how its captures are identified.
+
+One class per rig kind: the Furuta rig (channel 0 the arm, 1 the pendulum, its angles
+identified by any of identify's methods) and a chain of links (single, nlink:N: the
+channels, zeros and joint angles of `[rig]`, identified by the recommended estimator's
+chain kind). The engine, a capture's identification and the CLI ask a capture's kind
+(`kind_of`) what they need; a new rig kind is a new entry in `_KINDS`, not a branch.
+The capture knows which rig its channels came from (Capture.kind, recorded in its file),
+so a session, a worker and `reidentify` all identify it the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from identify import (
+    DEFAULT_METHOD,
+    METHOD_NAMES,
+    ChainRig,
+    IdentificationResult,
+    Progress,
+    Record,
+    identify,
+    identify_chain,
+    rig_family,
+)
+
+from ..config import RigKindConfig
+from ._capture import Capture, capture_resolution, to_measurement
+
+__all__ = ["ChainKind", "FurutaKind", "RigKind", "identify_capture", "kind_of", "to_record"]
+
+
+class RigKind(Protocol):
+    """What acquisition and identification ask of a rig kind."""
+
+    @property
+    def name(self) -> str:
+        """The kind as `[rig] kind` spells it: furuta, single, nlink:2."""
+        ...
+
+    @property
+    def family(self) -> str:
+        """The estimator's rig kind that identifies it: 'furuta' or 'chain'."""
+        ...
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The identification methods that apply to it."""
+        ...
+
+    @property
+    def recorded(self) -> RigKindConfig | None:
+        """What a capture records of the kind (None: a Furuta capture, as every file
+        before the kind existed)."""
+        ...
+
+    def identify(self, capture: Capture, method: str,
+                 progress: Progress | None = None) -> IdentificationResult:
+        """The capture identified by `method`, one of `methods`."""
+        ...
+
+
+def _check_method(kind: RigKind, method: str) -> None:
+    if method not in kind.methods:
+        raise ValueError(f"method {method} is for the Furuta rig; a {kind.name} rig is "
+                         f"identified by {', '.join(kind.methods)}")
+
+
+@dataclass(frozen=True)
+class FurutaKind:
+    """The tilted Furuta pendulum: channel 0 the arm, channel 1 the pendulum."""
+
+    name: str = "furuta"
+    family: str = "furuta"
+    methods: tuple[str, ...] = METHOD_NAMES
+    recorded: RigKindConfig | None = None
+
+    def identify(self, capture: Capture, method: str,
+                 progress: Progress | None = None) -> IdentificationResult:
+        return identify(to_measurement(capture), method=method, progress=progress)
+
+
+@dataclass(frozen=True)
+class ChainKind:
+    """A chain of links (single, nlink:N) on the channels `config` names."""
+
+    config: RigKindConfig
+    family: str = "chain"
+    methods: tuple[str, ...] = (DEFAULT_METHOD,)
+
+    @property
+    def name(self) -> str:
+        return self.config.kind
+
+    @property
+    def recorded(self) -> RigKindConfig | None:
+        return self.config
+
+    @property
+    def rig(self) -> ChainRig:
+        """What identification is told of the rig."""
+        c = self.config
+        return ChainRig(kind=c.kind, tilt_deg=c.plane_tilt_deg, friction=c.friction)
+
+    def record(self, capture: Capture) -> Record:
+        """Absolute link angles from the upward vertical (seed 002's delta_i) from the
+        channels the kind says."""
+        c = self.config
+        a = capture.angles_rad
+        zero = math.pi if c.zero == "hanging" else 0.0
+        if self.rig.links == 1:
+            angles = a[:, [c.channel]] + zero
+        else:
+            link1 = a[:, 0] + zero
+            link2 = a[:, 1] + (link1 if c.joint_angles == "relative" else zero)
+            angles = np.column_stack([link1, link2])
+        return Record(angles=angles, sample_index=capture.sample_index,
+                      rate_hz=capture.sample_rate_hz, resolution_rad=capture_resolution(capture),
+                      capture_id=capture.capture_id)
+
+    def identify(self, capture: Capture, method: str,
+                 progress: Progress | None = None) -> IdentificationResult:
+        _check_method(self, method)
+        result = identify_chain(self.record(capture), self.rig, progress=progress)
+        return result.model_copy(update={"capture_id": capture.capture_id})
+
+
+#: the kind for each of the estimator's rig kinds, made from the [rig] kind table
+_KINDS: Mapping[str, Callable[[RigKindConfig], RigKind]] = {
+    "furuta": lambda _config: FurutaKind(),
+    "chain": ChainKind,
+}
+
+
+def kind_of(kind: RigKindConfig | None) -> RigKind:
+    """The rig kind a `[rig]` kind table names (None: the Furuta rig)."""
+    if kind is None:
+        return FurutaKind()
+    return _KINDS[rig_family(kind.kind)](kind)
+
+
+def to_record(capture: Capture) -> tuple[Record, ChainRig]:
+    """A chain rig's capture as identification takes it: its link angles and its rig."""
+    kind = kind_of(capture.kind)
+    if not isinstance(kind, ChainKind):
+        raise ValueError("the capture is of the Furuta rig: use to_measurement")
+    return kind.record(capture), kind.rig
+
+
+def identify_capture(capture: Capture, method: str,
+                     progress: Progress | None = None) -> IdentificationResult:
+    """Identify `capture` by `method`, as its rig kind says."""
+    return kind_of(capture.kind).identify(capture, method, progress)
