@@ -13,6 +13,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from identify.model import compile_in_background
+
 from ..config import MAX_NESTING, Settings, json_nesting
 from ..mqtt import COMMANDS, monitor, parse_mqtt_url, send_command
 from ..runtime import (
@@ -259,6 +261,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     _check_url(args.url)
     if args.max_jobs is not None and args.max_jobs < 1:
         raise UsageError(f"--max-jobs must be >= 1, got {args.max_jobs}")
+    compile_in_background("furuta", "chain")  # a worker is sent captures of either kind
     asyncio.run(run_worker(settings.mqtt, url=args.url, max_jobs=args.max_jobs, say=say))
     return 0
 

@@ -48,6 +48,25 @@ def _exit_code(exc: Exception) -> int | None:
     return None
 
 
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    stopped = isinstance(exc, Stopped)
+    print(f"hilrig: {'stopped' if stopped else 'interrupted'}", file=sys.stderr)
+    return 143 if stopped else 130
+
+
+def _interrupt_inside(exc: BaseException) -> KeyboardInterrupt | None:
+    """A Ctrl-C or stop that a library wrapped in its own error (numba does, when one
+    lands during a compile): the interrupt, or None."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise Stopped
 
@@ -76,10 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt as exc:
-        stopped = isinstance(exc, Stopped)
-        print(f"hilrig: {'stopped' if stopped else 'interrupted'}", file=sys.stderr)
-        return 143 if stopped else 130
+        return _interrupted(exc)
     except Exception as exc:
+        inner = _interrupt_inside(exc)
+        if inner is not None:
+            return _interrupted(inner)
         code = _exit_code(exc)
         if code is None:
             raise

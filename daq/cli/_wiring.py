@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drivers import Source
+from identify.model import compile_in_background
 
 from ..acquisition import ChainKind, kind_of
 from ..config import Settings
@@ -122,6 +123,8 @@ async def wired(settings: Settings, source: Source, say: Callable[[str], None], 
     """
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(source)
+        # the first capture after an install finds the estimator compiled
+        compile_in_background(kind_of(settings.rig_kind).family)
         url = await stack.enter_async_context(
             resolve_broker(settings.mqtt, websockets=http is not None,
                            page_role=settings.dashboard.embedded_role))

@@ -11,7 +11,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -48,6 +50,23 @@ def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="hilrig-parent-watch", daemon=True).start()
 
 
+@contextmanager
+def _sigint_ignored_by_children() -> Iterator[None]:
+    """Processes started inside ignore SIGINT from birth (an ignored disposition survives
+    exec); this one loses none: SIGINT is blocked meanwhile, and Linux keeps a blocked
+    signal pending even while it is ignored, so it is delivered when the handler is back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal dispositions belong to the main thread: the initializer still ignores it
+        return
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    old_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
 class IdentificationPool:
     """One identification process (spawned: no inherited event loop or sockets).
 
@@ -61,10 +80,13 @@ class IdentificationPool:
 
     def start(self) -> None:
         if self._executor is None:
-            self._executor = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_die_with_parent, initargs=(os.getpid(),))
-            self._executor.submit(_warm_up)
+            # the process is born ignoring Ctrl-C, before it imports anything (an
+            # initializer runs only after the imports, where a Ctrl-C printed a traceback)
+            with _sigint_ignored_by_children():
+                self._executor = ProcessPoolExecutor(
+                    max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_die_with_parent, initargs=(os.getpid(),))
+                self._executor.submit(_warm_up)
 
     async def identify(self, path: Path | str, method: str) -> IdentificationResult:
         """Identify a capture file with a method (errors raised as they are)."""

@@ -59,6 +59,11 @@ if TYPE_CHECKING:
         mass_matrix,
         total_energy,
     )
+    from ._kernels import (
+        KERNELS,
+        compile_in_background,
+        ensure_compiled,
+    )
     from ._params import (
         FRICTION_TERMS,
         G_ACCEL,
@@ -129,6 +134,9 @@ _EXPORTS = {
         "RIG_ERROR_FIELDS", "Realism", "Tremor", "encoder_counts", "hand_tremor",
         "lost_frames", "true_rig",
     ),
+    "._kernels": (
+        "KERNELS", "compile_in_background", "ensure_compiled",
+    ),
     "._segments": (
         "simulate_jobs",
     ),
@@ -150,6 +158,7 @@ __all__ = [
     "unpack_inertial",
     "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
     "normalised", "rig_quantities",
+    "KERNELS", "compile_in_background", "ensure_compiled",
     "simulate_jobs", "acceleration_derivatives", "coefficient_jacobian",
     "simulate_jobs_sensitivity", "simulate_sensitivity", "N_COEFF", "acceleration_of",
     "coefficients",

@@ -111,10 +111,12 @@ class ChainParams:
 
         kappa, mu, nu = unpack_inertial(self.inertial, self.links)
         lengths = np.asarray(lengths, dtype=np.int64)
-        sub = np.broadcast_to(np.asarray(substeps, dtype=np.int64), (int(lengths.sum()),))
+        # a writable copy: a read-only schedule (a broadcast count) would be a second
+        # signature, compiled again
+        sub = np.array(np.broadcast_to(np.asarray(substeps, dtype=np.int64),
+                                       (int(lengths.sum()),)))
         return chain_segments(kappa, mu, nu, g_plane, np.ascontiguousarray(self.friction),
-                              np.ascontiguousarray(x0, dtype=np.float64), lengths, dt,
-                              np.ascontiguousarray(sub))
+                              np.ascontiguousarray(x0, dtype=np.float64), lengths, dt, sub)
 
     def run(self, g_plane: float, x: np.ndarray, n_out: int, dt: float,
             substeps: int = 1) -> np.ndarray:

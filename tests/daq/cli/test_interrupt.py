@@ -100,3 +100,56 @@ def test_a_live_command_stopped_says_so_in_one_line_and_leaves_whole_files(tmp_p
     _one_line(done, sig)
     for path in (tmp_path / "archive").rglob("*.h5"):
         read_capture(path)
+
+
+def _kernel_children(cache_dir: Path) -> list[int]:
+    """Processes compiling kernels into `cache_dir` (hilrig's children for the first run)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and str(cache_dir).encode() in (proc / "environ").read_bytes():
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.fault(injected="Ctrl-C and SIGTERM while the first run after an install compiles "
+                            "the estimator's kernels",
+                   expected="one line, exit 130 or 143, no numba traceback, no compiling "
+                            "process left behind (was a 63-line numba traceback)")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_stopped_while_compiling_says_so_in_one_line(capture, tmp_path, sig):
+    cache = tmp_path / "numba-cache"  # empty: as the first run after an install
+    env = dict(_env(tmp_path), NUMBA_CACHE_DIR=str(cache))
+    done = _interrupted(["identify", str(capture)], env, sig,
+                        after="compiling the estimator's kernels")
+    _one_line(done, sig)
+    assert "Exception ignored" not in done.stderr, done.stderr[-3000:]
+    assert not list(cache.glob("hilrig-kernels-*.ok"))  # not done: the next run compiles
+    deadline = time.monotonic() + 10
+    while _kernel_children(cache) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _kernel_children(cache) == []
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, "Stopped"])
+def test_an_interrupt_a_library_wrapped_in_its_own_error_still_ends_in_one_line(
+        monkeypatch, capsys, interrupt):
+    from daq.cli import _main
+    from daq.cli._usage import Stopped
+
+    raised = Stopped if interrupt == "Stopped" else interrupt
+
+    def compiling(_args):
+        try:
+            raise raised()
+        except KeyboardInterrupt as exc:  # as numba's typing wraps one during a compile
+            raise RuntimeError("Failed in nopython mode pipeline") from exc
+
+    monkeypatch.setattr(_main, "_handler", lambda _name: compiling)
+    code = _main.main(["identify", "x.h5"])
+    err = capsys.readouterr().err
+    assert (code, err) == ((143, "hilrig: stopped\n") if raised is Stopped
+                           else (130, "hilrig: interrupted\n"))

@@ -22,6 +22,7 @@ from ....model import (
     CHAIN_FRICTION_TERMS,
     ChainParams,
     ChainRig,
+    ensure_compiled,
     inertial_names,
     parse_rig_kind,
 )
@@ -159,6 +160,8 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
                    exclude: Sequence[tuple[float, float]] = (), scale: Scale | None = None,
                    progress: Progress | None = None) -> IdentificationResult:
     """Identify a single or n-link rig's standard parameters and joint friction."""
+    # once after an install, out of process and outside the compute time
+    ensure_compiled("chain", progress and (lambda f, msg: progress(0.05 * f, msg)))
     t0 = time.perf_counter()
     fit, tried, skipped = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
                            progress=progress)

@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 
 from ...._progress import Progress, no_progress
-from ....model import JOINT_NAMES, PARAM_NAMES, QUANTUM, equivalent_rigs, simulate_from
+from ....model import (
+    JOINT_NAMES,
+    PARAM_NAMES,
+    QUANTUM,
+    ensure_compiled,
+    equivalent_rigs,
+    simulate_from,
+)
 from ....results import IdentificationResult, ParameterEstimate, Response, fit_percent, response_of
 from ....signal import Measurement
 from ..._names import ESTIMATOR
@@ -190,6 +197,8 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     extras: the extra terms to fit (EXTRA_TERMS); None: chosen by the diagnostics.
     """
     report = progress or no_progress
+    # once after an install, out of process and outside the compute time
+    ensure_compiled("furuta", lambda f, msg: report(0.05 * f, msg))
     t_start = time.perf_counter()
     report(0.0, "multiple shooting")
     fit, t_motion, tried = select_model(
