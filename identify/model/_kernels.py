@@ -1,16 +1,19 @@
 """The compiled kernels each rig kind's estimator needs, compiled ahead in child processes.
 
 Numba compiles a kernel on its first call and keeps the machine code on disk
-(cache=True), so only the first identification after an install pays for it: about 15 s
-on a 2-core machine, most of it the two parallel multiple-shooting kernels. Compiled in
-the caller's process that time is serial (numba holds one compiler lock), and a Ctrl-C
+(cache=True), so only the first identification after an install pays for it: about 5 s
+on a 2-core machine, most of it the multiple-shooting sensitivity kernel. In the
+caller's process that time is serial (numba holds one compiler lock), and a Ctrl-C
 during it can come out as a numba typing error or be swallowed in an LLVM callback.
 `ensure_compiled` instead compiles a rig kind's kernels in child processes, a group per
 core, and waits for them; the caller then loads the kernels from the cache. An interrupt
 stops the children and reaches the caller as a plain KeyboardInterrupt. A stamp keyed by
 the kernels' sources, numba, Python and the cache directory says it was done, so a warm
 run spawns nothing; a file lock keeps two processes (a service and its pool) from
-compiling the same kernels twice.
+compiling the same kernels twice. HILRIG_COMPILE_AHEAD=0 in the environment turns it off
+(where child processes are not allowed): the first call compiles in the process, as
+numba alone does. The children compile at LLVM's -O1 (HILRIG_KERNEL_OPT, or NUMBA_OPT,
+says otherwise).
 """
 
 from __future__ import annotations
@@ -40,10 +43,10 @@ log = logging.getLogger(__name__)
 # C-contiguous writable float64 (f) and int64 (i) arrays of 1 or 2 dimensions, scalars
 _Kernel = tuple[str, str, tuple[str, ...]]
 _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
-    (("identify.model._sensitivity", "simulate_jobs_sensitivity",
-      ("f1", "f1", "i1", "f2", "i1", "i1", "f", "i1", "i1", "i")),),
-    (("identify.model._segments", "simulate_jobs",
-      ("f2", "f2", "f2", "i1", "f1", "i1", "i1", "f", "i1", "i1", "i")),
+    (("identify.model._sensitivity", "sensitivity_jobs_into",
+      ("f1", "i1", "f2", "i1", "i1", "f", "i1", "i1", "i", "i", "f2", "f3")),),
+    (("identify.model._segments", "simulate_jobs_into",
+      ("f2", "f2", "f2", "i1", "f1", "i1", "i1", "f", "i1", "i1", "i", "i", "f2")),
      ("identify.model._simulate", "simulate_scheduled",
       ("f1", "f1", "f1", "f", "f", "f", "i1")),
      ("identify.model._equations", "coefficients", ("f1", "f1")),
@@ -65,6 +68,8 @@ def ensure_compiled(family: str, progress: Progress | None = None) -> float:
     in numba's cache; the seconds spent (0.0 when warm). A child that fails leaves the
     compile to the caller's first call, as without this."""
     groups = KERNELS[family]
+    if os.environ.get("HILRIG_COMPILE_AHEAD", "1") == "0":
+        return 0.0
     stamp = _stamp_dir() / f"hilrig-kernels-{family}-{_key(groups)}.ok"
     if stamp.exists():
         return 0.0
@@ -102,6 +107,9 @@ def _compile_in_children(family: str, n_groups: int, report: Progress) -> bool:
     root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [root, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    # LLVM's -O1: a third less to compile, and the fits ran as fast as at numba's -O3
+    # (bench/bench_speed.py); a NUMBA_OPT of the caller's own wins
+    env.setdefault("NUMBA_OPT", os.environ.get("HILRIG_KERNEL_OPT", "1"))
     procs, errs = [], []
     try:
         for batch in batches:

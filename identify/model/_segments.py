@@ -3,20 +3,20 @@
 Multiple shooting cuts a long capture into segments and starts each from a state of its
 own, so a chaotic motion is never simulated further than one segment. A Jacobian then
 needs every segment simulated for every perturbed parameter set: one job per (parameter
-set, segment), all independent, run in parallel.
+set, segment), all independent, run on every core.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._simulate import simulate_scheduled
+from ._threads import run_jobs
 
-__all__ = ["simulate_jobs"]
+__all__ = ["simulate_jobs", "simulate_jobs_into"]
 
 
-@njit(cache=True, parallel=True)
 def simulate_jobs(rigs: np.ndarray, frs: np.ndarray, x0s: np.ndarray, job_segment: np.ndarray,
                   seg_t0: np.ndarray, seg_first: np.ndarray, seg_len: np.ndarray, h: float,
                   substeps: np.ndarray, out_offset: np.ndarray, total: int) -> np.ndarray:
@@ -25,12 +25,26 @@ def simulate_jobs(rigs: np.ndarray, frs: np.ndarray, x0s: np.ndarray, job_segmen
     Job j simulates rig rigs[j] with friction frs[j] from state x0s[j] at time
     seg_t0[s] (s = job_segment[j]) over seg_len[s] points h apart, with the RK4
     substeps of the schedule from its entry seg_first[s] on (identify.model
-    simulate_scheduled).
+    simulate_scheduled). The jobs run on every core (identify.model._threads).
     """
     out = np.empty((total, 2))
-    for j in prange(rigs.shape[0]):
+
+    def work(lo: int, hi: int) -> None:
+        simulate_jobs_into(rigs, frs, x0s, job_segment, seg_t0, seg_first, seg_len, h,
+                           substeps, out_offset, lo, hi, out)
+
+    run_jobs(seg_len[job_segment], work)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def simulate_jobs_into(rigs: np.ndarray, frs: np.ndarray, x0s: np.ndarray,
+                       job_segment: np.ndarray, seg_t0: np.ndarray, seg_first: np.ndarray,
+                       seg_len: np.ndarray, h: float, substeps: np.ndarray,
+                       out_offset: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
+    """simulate_jobs of the jobs lo .. hi - 1, written into their rows of out."""
+    for j in range(lo, hi):
         s = job_segment[j]
         sched = substeps[seg_first[s]:seg_first[s] + seg_len[s]]
         sim = simulate_scheduled(rigs[j], frs[j], x0s[j], seg_t0[s], seg_t0[s], h, sched)
         out[out_offset[j]:out_offset[j] + seg_len[s]] = sim
-    return out

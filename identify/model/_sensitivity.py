@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._base import equivalent_rigs
 from ._equations import N_COEFF, coefficients, mass_and_bias
+from ._threads import run_jobs
 
-__all__ = ["acceleration_derivatives", "coefficient_jacobian", "simulate_jobs_sensitivity",
-           "simulate_sensitivity"]
+__all__ = ["acceleration_derivatives", "coefficient_jacobian", "sensitivity_jobs_into",
+           "simulate_jobs_sensitivity", "simulate_sensitivity"]
 
 
 @njit(cache=True)
@@ -181,22 +182,35 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
                                                 + 2.0 * ks[2, i, col] + ks[3, i, col])
 
 
-@njit(cache=True, parallel=True)
 def simulate_jobs_sensitivity(rig: np.ndarray, fr: np.ndarray, cols: np.ndarray,
                               x0s: np.ndarray, seg_first: np.ndarray, seg_len: np.ndarray,
                               h: float, substeps: np.ndarray, out_offset: np.ndarray,
                               total: int) -> tuple[np.ndarray, np.ndarray]:
-    """simulate_sensitivity of every segment s from x0s[s] (one rig, one friction), in
-    parallel, stacked: rows out_offset[s] .. + seg_len[s] (as simulate_jobs)."""
+    """simulate_sensitivity of every segment s from x0s[s] (one rig, one friction), on
+    every core, stacked: rows out_offset[s] .. + seg_len[s] (as simulate_jobs)."""
     c = coefficients(rig, fr)
-    m = cols.shape[0] + 4
     out = np.empty((total, 2))
-    d_out = np.empty((total, 2, m))
-    for s in prange(x0s.shape[0]):
+    d_out = np.empty((total, 2, cols.shape[0] + 4))
+
+    def work(lo: int, hi: int) -> None:
+        sensitivity_jobs_into(c, cols, x0s, seg_first, seg_len, h, substeps, out_offset,
+                              lo, hi, out, d_out)
+
+    run_jobs(seg_len, work)
+    return out, d_out
+
+
+@njit(cache=True, nogil=True)
+def sensitivity_jobs_into(c: np.ndarray, cols: np.ndarray, x0s: np.ndarray,
+                          seg_first: np.ndarray, seg_len: np.ndarray, h: float,
+                          substeps: np.ndarray, out_offset: np.ndarray, lo: int, hi: int,
+                          out: np.ndarray, d_out: np.ndarray) -> None:
+    """simulate_jobs_sensitivity of the segments lo .. hi - 1 (the coefficients c),
+    written into their rows of out and d_out."""
+    for s in range(lo, hi):
         sched = substeps[seg_first[s]:seg_first[s] + seg_len[s]]
         a, b = out_offset[s], out_offset[s] + seg_len[s]
         _sensitivity_into(c, cols, x0s[s], h, sched, out[a:b], d_out[a:b])
-    return out, d_out
 
 
 def coefficient_jacobian(u: np.ndarray) -> np.ndarray:
