@@ -31,7 +31,7 @@ from ....results import Response, fit_percent, response_of
 from ....signal import Record
 from ....solvers import BlockJacobian, levenberg_marquardt
 from .._score import could_win_bic, not_fitted_note, score
-from .._stages import ADEQUATE_EXCESS, joint_inflation, schwarz_bic, widening
+from .._stages import ADEQUATE_EXCESS, joint_inflation, schwarz_bic, too_wide, widening
 from ._data import (
     SCOUT_THIN,
     chain_data,
@@ -40,7 +40,7 @@ from ._data import (
     refine_substeps,
     thinned,
 )
-from ._problem import LAW_TERMS, ChainData, ChainProblem
+from ._problem import LAW_TERMS, ChainData, ChainProblem, law_name
 
 #: every law is fitted to this many standard errors (enough to rank them by BIC, whose
 #: gaps are hundreds), and the chosen one then on to FINAL_SIGMA_TOL
@@ -53,7 +53,12 @@ LAWS_AUTO = ("viscous", "coulomb-viscous", "brown-mcphee")
 VT_RESTARTS = (0.3, 0.01)
 #: the law with drag added
 DRAG_OF = {"viscous": "coulomb-viscous-drag", "coulomb-viscous": "coulomb-viscous-drag",
-           "brown-mcphee": "brown-mcphee-drag"}
+           "brown-mcphee": "brown-mcphee-drag", "coulomb-viscous-drag": "coulomb-viscous-drag",
+           "brown-mcphee-drag": "brown-mcphee-drag"}
+#: with drag, the law with Stribeck's terms and the one without trade places
+_TOGGLE = {"coulomb-viscous-drag": "brown-mcphee-drag", "brown-mcphee-drag": "coulomb-viscous-drag"}
+#: a law's next rung down, without Stribeck's terms (mu_s = mu_d)
+WITHOUT_STRIBECK = {"brown-mcphee": "coulomb-viscous", "brown-mcphee-drag": "coulomb-viscous-drag"}
 _PATH = {
     "viscous": ("viscous",),
     "coulomb-viscous": ("viscous", "coulomb-viscous"),
@@ -101,13 +106,15 @@ class ChainFit:
         widen = widening(self.excess)
         k = len(self.problem.inertial)
         sd[:k] *= widen.max()  # the standard parameters are every joint's
-        sd[k:] *= np.repeat(widen, len(self.problem.terms))
+        sd[k:] *= np.repeat(widen, [len(t) for t in self.problem.joint_terms])
         return sd
 
 
-def fit_law(data: ChainData, states: np.ndarray, start: ChainParams, law: str,
-            max_iter: int = 60, sigma_tol: float = FINAL_SIGMA_TOL) -> ChainFit:
-    """One friction law's output-error fit from `start` (normalised) and segment states."""
+def fit_law(data: ChainData, states: np.ndarray, start: ChainParams,
+            law: str | Sequence[str], max_iter: int = 60,
+            sigma_tol: float = FINAL_SIGMA_TOL) -> ChainFit:
+    """One friction law's output-error fit (or one per joint) from `start` (normalised)
+    and segment states."""
     problem = ChainProblem(data, law)
     lo, hi = problem.bounds()
     z0 = np.clip(problem.pack(start, states), lo, hi)
@@ -130,7 +137,7 @@ def drag_score(fit: ChainFit, step: float = 1e-6) -> float:
     on every joint to the fit's law, at the fit: the rows weighed by each joint's residual
     rms (the BIC's variance), the drag columns by forward differences from c_d = 0."""
     p = fit.problem
-    richer = ChainProblem(p.data, DRAG_OF[p.law])
+    richer = ChainProblem(p.data, [DRAG_OF[law] for law in p.laws])
     z = richer.pack(fit.params, p.states(fit.z))
     names = richer.parameter_names()
     drag = [k for k, name in enumerate(names) if name.startswith("cd")]
@@ -144,26 +151,30 @@ def drag_score(fit: ChainFit, step: float = 1e-6) -> float:
     return score(fit.jac.rows_scaled(w), fit.residuals * w, columns)
 
 
-def _next_start(fit: ChainFit, law: str) -> ChainParams:
-    """The previous law's fit, each term the new law adds started off its bound: Coulomb
-    and drag a share of the viscous torque at the rms joint speed, Fs = 1.3 Fc,
-    v_t = 0.05 rad/s."""
+def _next_start(fit: ChainFit, law: str | Sequence[str]) -> ChainParams:
+    """The previous law's fit, each term the new law (of each joint) adds started off its
+    bound: Coulomb and drag a share of the viscous torque at the rms joint speed,
+    Fs = 1.3 Fc, v_t = 0.05 rad/s; a term it drops leaves Fs = Fc."""
     p = fit.params
     fr = p.friction.copy()
-    old, new = set(LAW_TERMS[fit.problem.law]), set(LAW_TERMS[law])
     d = fit.problem.data
+    laws = (law,) * d.links if isinstance(law, str) else tuple(law)
     w = np.diff(d.q, axis=0) / d.dt
     w[:, 1:] -= w[:, :-1].copy()
     rms = np.sqrt(np.mean(w ** 2, axis=0))
     scale = fr[:, 3] + fr[:, 0] / rms + fr[:, 4] * rms  # a viscous-equivalent torque / speed
-    if "Fc" in new - old:
-        fr[:, 0] = fr[:, 1] = 0.2 * scale * rms
-        fr[:, 3] *= 0.8
-    if "cd" in new - old:
-        fr[:, 4] = 0.1 * scale / rms
-    if "Fs" in new - old:
-        fr[:, 1] = 1.3 * fr[:, 0]
-        fr[:, 2] = 0.05
+    for i, (was, now) in enumerate(zip(fit.problem.laws, laws, strict=True)):
+        old, new = set(LAW_TERMS[was]), set(LAW_TERMS[now])
+        if "Fc" in new - old:
+            fr[i, 0] = fr[i, 1] = 0.2 * scale[i] * rms[i]
+            fr[i, 3] *= 0.8
+        if "cd" in new - old:
+            fr[i, 4] = 0.1 * scale[i] / rms[i]
+        if "Fs" in new - old:
+            fr[i, 1] = 1.3 * fr[i, 0]
+            fr[i, 2] = 0.05
+        if "Fs" in old - new:
+            fr[i, 1] = fr[i, 0]
     return ChainParams(p.inertial, fr)
 
 
@@ -200,11 +211,13 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
     # the laws are ranked on the fit's own step; the chosen one is refined on steps short
     # enough for a Stribeck transition where a joint reverses
     fine = replace(data, substeps=np.where(data.slow, refine_substeps(data.dt), 1))
-    final = _solved(ChainProblem(fine, base.problem.law), base.z, 60, FINAL_SIGMA_TOL)
+    final = _solved(ChainProblem(fine, base.problem.laws), base.z, 60, FINAL_SIGMA_TOL)
     fits[fits.index(base)] = final
     skipped: list[dict[str, object]] = []
     if auto:
         final = _with_drag(final, fits, skipped, say)
+        if data.links > 1:  # one joint: the ladder above has already chosen its law
+            final = _per_joint(final, fits, say)
     say(1.0, "intervals")
     return final, fits, skipped
 
@@ -214,14 +227,15 @@ def _restarted(fit: ChainFit, start: ChainParams, states: np.ndarray) -> ChainFi
     other transitions (VT_RESTARTS): v_t starts in a valley of its own (the real single
     pendulum's stayed where it started, 0.01 -> 0.010, 0.05 -> 0.050, where a start at
     0.3 reached a BIC 2,325 lower); the lowest BIC is kept."""
-    if "vt" not in fit.problem.terms or fit.excess.max() <= ADEQUATE_EXCESS:
+    if not _has_stribeck(fit) or fit.excess.max() <= ADEQUATE_EXCESS:
         return fit
     best = fit
     for vt in VT_RESTARTS:
         fr = start.friction.copy()
         fr[:, 2] = vt
         trial = fit_law(fit.problem.data, states, ChainParams(start.inertial, fr),
-                        fit.problem.law, max_iter=SCOUT_ITERATIONS, sigma_tol=SCOUT_SIGMA_TOL)
+                        fit.problem.laws, max_iter=SCOUT_ITERATIONS,
+                        sigma_tol=SCOUT_SIGMA_TOL)
         best = trial if trial.bic < best.bic else best
     return best
 
@@ -232,8 +246,12 @@ def _at_full_rate(fit: ChainFit, data: ChainData) -> ChainFit:
     start and a ranking, not a result)."""
     if fit.problem.data is data:
         return fit
-    problem = ChainProblem(data, fit.problem.law)
+    problem = ChainProblem(data, fit.problem.laws)
     return replace(fit, problem=problem, residuals=problem.residuals(fit.z))
+
+
+def _has_stribeck(fit: ChainFit) -> bool:
+    return any("vt" in terms for terms in fit.problem.joint_terms)
 
 
 def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, object]],
@@ -241,22 +259,22 @@ def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, ob
     """Quadratic drag on top of the refined law, fitted only where its score test says it
     might win the BIC (with a factor 2 to spare for the linearisation), as for the Furuta
     rig's drag; if it wins, the law with or without Stribeck's terms beside it too."""
-    law = DRAG_OF[final.problem.law]
+    law = tuple(DRAG_OF[x] for x in final.problem.laws)
     s_drag = drag_score(final)
     columns, rows = final.problem.data.links, final.residuals.size
     if not could_win_bic(s_drag, columns, rows):
-        skipped.append({"law": law, "chosen": False, "score": round(s_drag, 1),
+        skipped.append({"law": law_name(law), "chosen": False, "score": round(s_drag, 1),
                         "not_fitted": not_fitted_note(s_drag, columns, rows)})
         return final
-    say(0.7, f"fitting {law} friction")
+    say(0.7, f"fitting {law_name(law)} friction")
     data, states = final.problem.data, final.problem.states(final.z)
     start = _next_start(final, law)
     drag = _restarted(fit_law(data, states, start, law, max_iter=SCOUT_ITERATIONS,
                               sigma_tol=SCOUT_SIGMA_TOL), start, states)
     fits.append(drag)
     # drag can stand in for Stribeck's terms and the other way round: the law beside it
-    other = "brown-mcphee-drag" if law == "coulomb-viscous-drag" else "coulomb-viscous-drag"
-    say(0.8, f"fitting {other} friction")
+    other = tuple(_TOGGLE[x] for x in law)
+    say(0.8, f"fitting {law_name(other)} friction")
     start = _next_start(drag, other)
     states = drag.problem.states(drag.z)
     fits.append(_restarted(fit_law(data, states, start, other, max_iter=SCOUT_ITERATIONS,
@@ -268,6 +286,54 @@ def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, ob
     refined = _solved(best.problem, best.z, 60, FINAL_SIGMA_TOL)
     fits[fits.index(best)] = refined
     return refined
+
+
+def _per_joint(final: ChainFit, fits: list[ChainFit], say: Progress) -> ChainFit:
+    """Each joint free to end on a law of its own. A joint of the chosen law whose
+    Stribeck pair the data cannot carry (v_t at a bound of the fit, or its interval a
+    factor 10 either side) gets Coulomb + viscous (mu_s = mu_d) instead; where the chosen
+    law has no Stribeck terms, the law with them on every joint that was fitted is tried
+    with them kept only where it determined v_t. The BIC decides each time."""
+    best = final
+    for i in range(final.problem.data.links):
+        if best.problem.laws[i] in WITHOUT_STRIBECK and _vt_unsupported(best, i):
+            laws = list(best.problem.laws)
+            laws[i] = WITHOUT_STRIBECK[laws[i]]
+            best = _tried_from(best, laws, best, fits, say)
+    if not _has_stribeck(best):
+        rich = [f for f in fits if all(x in WITHOUT_STRIBECK for x in f.problem.laws)]
+        if rich:
+            src = min(rich, key=lambda f: f.bic)
+            keep = [not _vt_unsupported(src, i) for i in range(src.problem.data.links)]
+            if any(keep) and not all(keep):
+                laws = [x if k else WITHOUT_STRIBECK[x] for x, k in zip(src.problem.laws, keep)]
+                best = _tried_from(src, laws, best, fits, say)
+    return best
+
+
+def _tried_from(src: ChainFit, laws: Sequence[str], best: ChainFit, fits: list[ChainFit],
+                say: Progress) -> ChainFit:
+    """The laws fitted from `src` on the chosen fit's data; refined and returned if their
+    BIC beats `best`'s, else `best`."""
+    say(0.9, f"fitting {law_name(laws)} friction")
+    data, states = best.problem.data, src.problem.states(src.z)
+    trial = fit_law(data, states, _next_start(src, laws), laws, max_iter=SCOUT_ITERATIONS,
+                    sigma_tol=SCOUT_SIGMA_TOL)
+    fits.append(trial)
+    if trial.bic >= best.bic:
+        return best
+    refined = _solved(trial.problem, trial.z, 60, FINAL_SIGMA_TOL)
+    fits[-1] = refined
+    return refined
+
+
+def _vt_unsupported(fit: ChainFit, joint: int) -> bool:
+    """Whether the data cannot carry the joint's Stribeck pair: its v_t at a bound of the
+    fit, or its interval a factor 10 either side (estimator._stages.too_wide)."""
+    k = fit.problem.parameter_names().index(f"vt{joint + 1}")
+    lo, hi = fit.problem.bounds()
+    sd = float(np.sqrt(max(float(fit.cov[k, k]), 0.0)))
+    return bool(fit.z[k] <= lo[k] + 1e-4 or fit.z[k] >= hi[k] - 1e-4 or too_wide(sd))
 
 
 def segment_fits(fit: ChainFit, names: Sequence[str]

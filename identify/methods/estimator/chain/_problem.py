@@ -16,6 +16,7 @@ and one per state component for all segments at once (segment s moves only its r
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -64,27 +65,47 @@ class ChainData:
         return np.concatenate([[0], np.cumsum(self.lengths)])
 
 
-class ChainProblem:
-    """Residuals and Jacobian of one friction law on ChainData."""
+def law_name(laws: Sequence[str]) -> str:
+    """The friction law of a fit: one name when every joint has it, else each joint's."""
+    return laws[0] if len(set(laws)) == 1 else ", ".join(
+        f"joint {i + 1} {law}" for i, law in enumerate(laws))
 
-    def __init__(self, data: ChainData, law: str):
-        if law not in LAW_TERMS:
-            raise ValueError(f"friction law {law!r}: expected one of {', '.join(LAW_TERMS)}")
-        self.data, self.law = data, law
+
+class ChainProblem:
+    """Residuals and Jacobian of a friction law per joint on ChainData (one law names it
+    for every joint)."""
+
+    def __init__(self, data: ChainData, laws: str | Sequence[str]):
         n = data.links
+        laws = (laws,) * n if isinstance(laws, str) else tuple(laws)
+        for law in laws:
+            if law not in LAW_TERMS:
+                raise ValueError(f"friction law {law!r}: expected one of {', '.join(LAW_TERMS)}")
+        if len(laws) != n:
+            raise ValueError(f"{len(laws)} friction laws for {n} joints")
+        self.data, self.laws = data, laws
         self.norm = inertial_normaliser(n)
         self.inertial = [k for k in inertial_names(n) if k != inertial_names(n)[self.norm]]
-        self.terms = LAW_TERMS[law]
-        self.n_param = len(self.inertial) + n * len(self.terms)
+        #: each joint's fitted terms, in z's order after the standard parameters
+        self.joint_terms = [LAW_TERMS[law] for law in laws]
+        self.n_param = len(self.inertial) + sum(len(t) for t in self.joint_terms)
         self.width = 2 * n  # state columns per segment
 
+    @property
+    def law(self) -> str:
+        return law_name(self.laws)
+
+    def _friction_slots(self) -> list[tuple[int, int, str]]:
+        """(position in z, joint, term) of every fitted friction term."""
+        k = len(self.inertial)
+        return [(k + c, i, t) for c, (i, t) in enumerate(
+            (i, t) for i, terms in enumerate(self.joint_terms) for t in terms)]
+
     def parameter_names(self) -> list[str]:
-        n = self.data.links
-        norm = inertial_names(n)[self.norm]
+        norm = inertial_names(self.data.links)[self.norm]
         names = [f"{k}/{norm}" for k in self.inertial]
-        for i in range(n):
-            names += [f"vt{i + 1}" if t == "vt" else f"{t}{i + 1}/{norm}" for t in self.terms]
-        return names
+        return names + [f"vt{i + 1}" if t == "vt" else f"{t}{i + 1}/{norm}"
+                        for _, i, t in self._friction_slots()]
 
     # --- z <-> parameters and states -------------------------------------------------
     def params(self, z: np.ndarray) -> ChainParams:
@@ -93,18 +114,18 @@ class ChainProblem:
         inertial = np.insert(z[:k], self.norm, 1.0)
         fr = np.zeros((n, 5))
         fr[:, 2] = VT_COULOMB
-        block = z[k:self.n_param].reshape(n, len(self.terms))
-        for c, term in enumerate(self.terms):
-            fr[:, _TERM_COLUMN[term]] = np.exp(block[:, c]) if term == "vt" else block[:, c]
-        if "Fs" not in self.terms:
-            fr[:, 1] = fr[:, 0]
+        for at, i, term in self._friction_slots():
+            fr[i, _TERM_COLUMN[term]] = np.exp(z[at]) if term == "vt" else z[at]
+        for i, terms in enumerate(self.joint_terms):
+            if "Fs" not in terms:
+                fr[i, 1] = fr[i, 0]
         return ChainParams(inertial, fr)
 
     def pack(self, params: ChainParams, states: np.ndarray) -> np.ndarray:
-        """z from normalised parameters (terms outside the law are dropped) and states."""
+        """z from normalised parameters (terms outside the laws are dropped) and states."""
         k = [params.inertial[i] for i in range(params.inertial.size) if i != self.norm]
         fr = [np.log(params.friction[i, 2]) if t == "vt" else params.friction[i, _TERM_COLUMN[t]]
-              for i in range(self.data.links) for t in self.terms]
+              for _, i, t in self._friction_slots()]
         return np.concatenate([k, fr, np.asarray(states, dtype=np.float64).ravel()])
 
     def states(self, z: np.ndarray) -> np.ndarray:
@@ -113,13 +134,11 @@ class ChainProblem:
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         lo = np.full(self.n_param + self.width * self.data.lengths.size, -np.inf)
         hi = -lo
-        k = len(self.inertial)
         for i, name in enumerate(self.inertial):
             if name.startswith(("kappa", "nu")):
                 lo[i] = 1e-12  # a pendulum's inertia and static moments are positive
-        for c in range(self.data.links * len(self.terms)):
-            term = self.terms[c % len(self.terms)]
-            lo[k + c], hi[k + c] = (np.log(1e-5), np.log(10.0)) if term == "vt" else (0.0, np.inf)
+        for at, _, term in self._friction_slots():
+            lo[at], hi[at] = (np.log(1e-5), np.log(10.0)) if term == "vt" else (0.0, np.inf)
         return lo, hi
 
     # --- residuals and Jacobian ------------------------------------------------------

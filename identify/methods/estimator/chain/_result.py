@@ -99,14 +99,14 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
     for i in range(problem.data.links):
         for col, term in enumerate(CHAIN_FRICTION_TERMS):
             name = f"vt{i + 1}" if term == "vt" else f"{term}{i + 1}/{norm}"
-            if term in problem.terms:
+            if term in problem.joint_terms[i]:
                 c = names.index(name)
                 out[name] = _estimate(name, float(params.friction[i, col]), float(sd[c]),
                                       log=term == "vt")
                 continue
             # a term outside the chosen law: say so, and what the law tried with it found
-            other = [f for f in tried if term in f.problem.terms]
-            note = f"not in the chosen friction law ({problem.law})"
+            other = [f for f in tried if term in f.problem.joint_terms[i]]
+            note = f"not in joint {i + 1}'s chosen friction law ({problem.laws[i]})"
             if other:
                 o = other[0]
                 c = o.problem.parameter_names().index(name)
@@ -173,6 +173,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
     warning = excess_warning(fit.excess, names)
     diagnostics: dict[str, Any] = {
         "friction_law": fit.problem.law,
+        "friction_laws": dict(zip(names, fit.problem.laws, strict=True)),
         "models_tried": [{"law": f.problem.law, "bic": round(f.bic, 1),
                           "parameters": f.problem.n_param, "iterations": f.iterations,
                           "residual_over_noise": _per_joint(f.excess, names),
@@ -187,7 +188,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
         "meaning": {name: meaning(name) for name in fit.problem.parameter_names()},
     }
     if rig.friction == "auto":
-        diagnostics["friction_laws"] = list(LAW_TERMS)
+        diagnostics["friction_laws_offered"] = list(LAW_TERMS)
     return IdentificationResult(
         method=ESTIMATOR, rig_kind=rig.kind, capture_id=record.capture_id,
         parameters=parameters,
