@@ -15,12 +15,22 @@ release no estimator is told exactly:
 - the link and encoders: 0-0.5 % of frames lost, 0-0.3 count interpolation error, 0-1
   count jitter.
 
-Prints the figures the estimator is held to: the share of captures with a fit of at least
-99.5 % on both joints, with mu_d and mu_v of both joints within 5 %, with the rig
-quantities within 2 %; the coverage of the 95 % intervals of every parameter reported
-identified; and any interval narrower than +-1 % that misses.
+and, in turn, one of the conditions of identify.signal.CONDITIONS on top: none
+(realistic), seed 000's Table V noise (0.1 rad at 1 kHz), a noisy angle sensor (1-10
+mrad at 10 kHz), pendulum drag up to 3e-5 N m s^2 with an arm cable up to 5e-4 N m/rad,
+or joints without a Stribeck hump.
+
+Prints, per condition, the figures the estimator is held to: the share of captures whose
+fit is at least 99.5 % on both joints (on a noisy record: within 0.5 point of the
+perfect model's, the fit the noise alone leaves, 100 - (100 - fit) / (residual / noise)
+from the result's own residual and noise), with mu_d and mu_v of both joints within 5 %
+(noise-free conditions), with the rig quantities within 2 %; then the coverage of the
+95 % intervals of every parameter reported identified, the spread of each friction
+parameter against its Cramer-Rao bound per condition, and any interval narrower than
++-1 % that misses.
 
     python bench/bench_coverage.py [--captures 60] [--duration 35] [--seed 1]
+                                   [--conditions realistic,table-v,...]
                                    [--method shooting|grey-box|...] [--figure PNG]
 
 --figure draws identified against true values, with the 95 % intervals, for the main
@@ -40,7 +50,12 @@ import numpy as np
 from identify import METHODS, TABLE_III_TRUTH, RigParams, identify
 from identify.model import rig_quantities
 from identify.results import IdentificationResult
-from identify.signal import SyntheticCapture, random_realistic_capture
+from identify.signal import (
+    CONDITIONS,
+    NOISY_CONDITIONS,
+    SyntheticCapture,
+    random_realistic_capture,
+)
 
 NOMINAL = RigParams()
 MAIN = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
@@ -51,6 +66,7 @@ FIGURE_RIG = ("tilt_deg", "reduced_length", "L1", "m2_l2")
 class Tally:
     n: int = 0
     fit_ok: int = 0
+    main_n: int = 0  # captures whose main friction is held to 5 % (noise-free ones)
     main_ok: int = 0
     rig_ok: int = 0
     hits: dict[str, list[int]] = field(default_factory=dict)
@@ -63,18 +79,25 @@ class Tally:
     #: name -> (relative error, its Cramer-Rao bound) per capture where it was identified
     efficiency: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
-    def add(self, cap: SyntheticCapture, r: IdentificationResult) -> None:
+    def add(self, cap: SyntheticCapture, r: IdentificationResult, noisy: bool = False) -> None:
         self.n += 1
         self.seconds.append(r.compute_seconds)
-        fits = [v for v in r.fit_percent.values() if v is not None]
-        self.fit_ok += int(bool(fits) and min(fits) >= 99.5)
+        fits = {k: v for k, v in r.fit_percent.items() if v is not None}
+        if noisy:  # within 0.5 point of what the noise alone leaves
+            excess = r.diagnostics.get("residual_over_noise", {})
+            gaps = [(100 - v) * (1 - 1 / excess[k]) for k, v in fits.items() if k in excess]
+            self.fit_ok += int(bool(gaps) and max(gaps) <= 0.5)
+        else:
+            self.fit_ok += int(bool(fits) and min(fits.values()) >= 99.5)
         truth = cap.friction.model_dump()
         errs = {}
         for name in MAIN:
             p = r.parameters[name]
             v = p.value if p.value is not None else p.assumed
             errs[name] = abs(v / truth[name] - 1) if v else math.inf
-        self.main_ok += int(max(errs.values()) <= 0.05)
+        if not noisy:
+            self.main_n += 1
+            self.main_ok += int(max(errs.values()) <= 0.05)
         crb = r.diagnostics.get("cramer_rao", {})
         for name in MAIN:
             p = r.parameters[name]
@@ -114,25 +137,37 @@ def main() -> None:
     ap.add_argument("--captures", type=int, default=60)
     ap.add_argument("--duration", type=float, default=35.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--conditions", default=",".join(CONDITIONS),
+                    help="taken in turn, one per capture (identify.signal.CONDITIONS)")
     ap.add_argument("--method", default="shooting", choices=list(METHODS),
                     help="the estimator (grey-box: the baseline on the same captures)")
     ap.add_argument("--figure", help="write identified against true values to this PNG")
     args = ap.parse_args()
+    conditions = args.conditions.split(",")
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if unknown:
+        raise SystemExit(f"--conditions: unknown {unknown[0]!r}; choose from "
+                         f"{', '.join(CONDITIONS)}")
     rng = np.random.default_rng(args.seed)
     tally = Tally()
+    by: dict[str, Tally] = {c: Tally() for c in conditions}
     t0 = time.perf_counter()
     for k in range(args.captures):
-        cap = random_realistic_capture(rng, NOMINAL, TABLE_III_TRUTH, args.duration)
+        condition = conditions[k % len(conditions)]
+        cap = random_realistic_capture(rng, NOMINAL, TABLE_III_TRUTH, args.duration,
+                                       condition=condition)
         r = identify(cap.measurement, args.method)
-        tally.add(cap, r)
+        noisy = condition in NOISY_CONDITIONS
+        tally.add(cap, r, noisy)
+        by[condition].add(cap, r, noisy)
         f = cap.friction
         rig_true = rig_quantities(cap.rig)
         rig_err = {q: 100 * ((r.rig[q].value or 0.0) / v - 1)
                    for q, v in rig_true.items() if q in ("tilt_deg", "L1", "m2_l2")}
         errs = {n: 100 * ((r.parameters[n].value or r.parameters[n].assumed or 0.0)
                           / getattr(f, n) - 1) for n in MAIN}
-        print(f"  capture {k + 1}/{args.captures}: {r.compute_seconds:.1f} s, fit "
-              f"{min(v for v in r.fit_percent.values() if v is not None):.3f} %; omega_t "
+        print(f"  capture {k + 1}/{args.captures} ({condition}): {r.compute_seconds:.1f} s, "
+              f"fit {min(v for v in r.fit_percent.values() if v is not None):.3f} %; omega_t "
               f"{f.omega_t0:.1e}/{f.omega_t1:.1e}, mu_s/mu_d {f.mu_s0 / f.mu_d0:.1f}/"
               f"{f.mu_s1 / f.mu_d1:.1f}, tilt {cap.rig.tilt_deg:.1f}; err % "
               + " ".join(f"{n} {e:+.1f}"
@@ -141,31 +176,35 @@ def main() -> None:
                                    for t in r.diagnostics["models_tried"] if t["chosen"]]),
               flush=True)
     n = tally.n
-    print(f"\n{n} realistic captures of {args.duration:g} s in {time.perf_counter() - t0:.0f} s; "
+    print(f"\n{n} captures of {args.duration:g} s in {time.perf_counter() - t0:.0f} s; "
           f"identification {np.median(tally.seconds):.1f} s median, {max(tally.seconds):.1f} max")
-    print(f"fit >= 99.5 % on both joints           {tally.fit_ok}/{n} = {tally.fit_ok / n:.0%}"
-          "  (goal >= 95 %)")
-    print(f"mu_d, mu_v of both joints within 5 %   {tally.main_ok}/{n} = {tally.main_ok / n:.0%}"
-          "  (goal >= 90 %)")
-    print(f"rig quantities within 2 %              {tally.rig_ok}/{n} = {tally.rig_ok / n:.0%}")
+    print(f"{'condition':<11} {'n':>3} {'fit ok':>7} {'mu within 5 %':>14} {'rig 2 %':>8} "
+          f"{'median s':>9} {'max s':>6}")
+    for c, t in [*by.items(), ("all", tally)]:
+        main = f"{t.main_ok}/{t.main_n}" if t.main_n else "-"
+        print(f"{c:<11} {t.n:>3} {t.fit_ok:>3}/{t.n:<3} {main:>14} {t.rig_ok:>4}/{t.n:<3} "
+              f"{np.median(t.seconds):>9.1f} {max(t.seconds):>6.1f}")
+    print("goals: fit ok >= 99.5 % on both joints, or within 0.5 point of the perfect model's "
+          "on a noisy record; mu_d and mu_v within 5 % in >= 95 % of noise-free captures")
     print("coverage of the 95 % intervals (goal 90-98 %), and the worst error:")
     for name, oks in tally.hits.items():
         print(f"  {name:26s} {sum(oks):3d}/{len(oks):3d} = {sum(oks) / len(oks):.0%}"
               f"   worst {100 * tally.worst.get(name, float('nan')):.2f} %")
-    if tally.efficiency:
-        print("efficiency: the spread of each relative error against its Cramer-Rao bound "
-              "(goal: rms of error/bound at most 1.5)")
-        for name, pairs in tally.efficiency.items():
+    print("efficiency: the spread of each relative error against its Cramer-Rao bound "
+          "(goal: rms of error/bound at most 1.5)")
+    for c, t in [*by.items(), ("all", tally)]:
+        for name, pairs in t.efficiency.items():
             e, b = np.array(pairs).T
             z = e / b
-            print(f"  {name:26s} rms error {100 * np.sqrt(np.mean(e ** 2)):.2f} %, median bound "
-                  f"{100 * np.median(b):.2f} %, rms of error/bound {np.sqrt(np.mean(z ** 2)):.2f}"
-                  f" over {len(z)}, beyond 3 bounds {int(np.sum(np.abs(z) > 3))}")
+            print(f"  {c:<11} {name:7s} rms error {100 * np.sqrt(np.mean(e ** 2)):6.2f} %, "
+                  f"mean {100 * np.mean(e):+6.2f} %, median bound {100 * np.median(b):6.2f} %, "
+                  f"rms of error/bound {np.sqrt(np.mean(z ** 2)):5.2f} over {len(z):2d}, "
+                  f"beyond 3 bounds {int(np.sum(np.abs(z) > 3))}")
     print(f"intervals narrower than +-1 % that missed: {len(tally.narrow_misses)}")
     for line in tally.narrow_misses:
         print(f"  {line}")
     if args.figure:
-        _figure(tally, args.figure, f"{n} realistic captures, {args.method}")
+        _figure(tally, args.figure, f"{n} captures, {args.method}")
         print(f"figure: {args.figure}")
 
 

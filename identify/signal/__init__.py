@@ -18,7 +18,7 @@ from ._differentiate import (
     second_derivative_kernel,
 )
 from ._measurement import Measurement, Record
-from ._monte_carlo import random_realistic_capture
+from ._monte_carlo import CONDITIONS, NOISY_CONDITIONS, random_realistic_capture
 from ._motion_start import LEAVES_FOR_S, LET_GO_S, motion_start
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._synthetic import (
@@ -36,6 +36,7 @@ __all__ = [
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
     "holoborodko_second_coefficients", "savitzky_golay_first", "savitzky_golay_second",
-    "random_realistic_capture", "realistic_capture", "second_derivative_kernel",
+    "CONDITIONS", "NOISY_CONDITIONS", "random_realistic_capture", "realistic_capture",
+    "second_derivative_kernel",
     "simulated_measurement",
 ]

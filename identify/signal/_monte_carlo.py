@@ -7,6 +7,13 @@ side) and -20..20 deg on the arm by a trembling hand with a push, read through e
 with interpolation error and count jitter over a link that loses frames. What the
 estimator is told is what a lab would state: both masses and m2 l2 weighed to 0.5 %,
 the tilt by eye (+-2 deg), everything else from CAD at +-10 %.
+
+A condition adds what some rigs and records have on top (CONDITIONS): the noise of seed
+000's Table V (white, 0.1 rad, at 1 kHz), a noisy angle sensor (white, 1-10 mrad
+log-uniform, at 10 kHz), air drag on the pendulum (1e-6 to 3e-5 N m s^2, log-uniform)
+with a cable on the arm (0 to 5e-4 N m/rad), or joints without a Stribeck hump
+(mu_s = mu_d on one joint or both). Its draws come after the realistic ones, so the
+same generator gives the same rig, friction and release under every condition.
 """
 
 from __future__ import annotations
@@ -18,14 +25,24 @@ import numpy as np
 from ..model import RIG_ERROR_FIELDS, FrictionParams, Realism, RigParams
 from ._synthetic import SyntheticCapture, realistic_capture
 
-__all__ = ["random_realistic_capture"]
+__all__ = ["CONDITIONS", "NOISY_CONDITIONS", "random_realistic_capture"]
+
+#: what a capture has on top of the realistic draw (module docstring)
+CONDITIONS = ("realistic", "table-v", "sensor", "drag-cable", "no-hump")
+#: the conditions whose records carry white noise well above the encoder's quantum
+NOISY_CONDITIONS = ("table-v", "sensor")
 
 
 def random_realistic_capture(rng: np.random.Generator, nominal: RigParams,
                              centre: FrictionParams, duration: float = 35.0, *,
                              rate_hz: float = 10_000.0,
-                             capture_id: str | None = None) -> SyntheticCapture:
-    """One random capture (see module); its measurement carries the rig the lab states."""
+                             capture_id: str | None = None,
+                             condition: str = "realistic") -> SyntheticCapture:
+    """One random capture (see module) under `condition` (CONDITIONS); its measurement
+    carries the rig the lab states. Table V's condition samples at 1 kHz, whatever
+    rate_hz says."""
+    if condition not in CONDITIONS:
+        raise ValueError(f"condition {condition!r}: expected one of {', '.join(CONDITIONS)}")
     c = centre.as_array()
     f = c.copy()
     for j in (0, 1):
@@ -51,5 +68,19 @@ def random_realistic_capture(rng: np.random.Generator, nominal: RigParams,
                       interpolation_counts=float(rng.uniform(0, 0.3)),
                       jitter_counts=int(rng.integers(0, 2)))
     pose = (float(rng.uniform(-20, 20)), float(rng.uniform(60, 160)) * float(rng.choice([-1, 1])))
+    if condition == "table-v":
+        realism, rate_hz = realism.model_copy(update={"noise_rad": 0.1}), 1_000.0
+    elif condition == "sensor":
+        realism = realism.model_copy(update={
+            "noise_rad": math.exp(rng.uniform(math.log(1e-3), math.log(1e-2)))})
+    elif condition == "drag-cable":  # on the rig as built, which the capture is told
+        built = built.model_copy(update={
+            "drag1": math.exp(rng.uniform(math.log(1e-6), math.log(3e-5))),
+            "spring0": float(rng.uniform(0.0, 5e-4))})
+    elif condition == "no-hump":
+        flat = [bool(rng.integers(2)), False]
+        flat[1] = not flat[0] or bool(rng.integers(2))  # one joint at least
+        friction = friction.model_copy(update={
+            f"mu_s{j}": getattr(friction, f"mu_d{j}") for j in (0, 1) if flat[j]})
     return realistic_capture(told, friction, pose, duration, realism, rest_s=1.0, rig=built,
                              rate_hz=rate_hz, capture_id=capture_id)
