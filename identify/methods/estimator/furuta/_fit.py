@@ -40,8 +40,6 @@ SHORT_SEGMENT_S = 1.0
 OVERLAP_S = 0.25
 #: the cubic that gives a segment's start state spans 0.1 s (the fit then refines it)
 START_WINDOW_S = 0.1
-#: the short segments' fit stops when a step lowers the cost by less than this share
-SHORT_FTOL = 1e-12
 FIT_RATE_HZ = 500.0  # the swing (periods ~1.7 s) needs no more; near-zero velocities get substeps
 
 
@@ -111,7 +109,7 @@ class _Restricted:
 
 
 def fit_free(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter: int,
-        sigma_tol: float = 0.05, ftol: float = 1e-12) -> tuple[np.ndarray, Any]:
+        sigma_tol: float = 0.05) -> tuple[np.ndarray, Any]:
     """Levenberg-Marquardt over the variables `free` of z, the others held."""
     lo, hi = problem.bounds()
     z = z.copy()
@@ -135,8 +133,7 @@ def fit_free(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter
     # residuals are in standard deviations: a chi^2 drop below sigma_tol is a step of
     # about sqrt(sigma_tol) standard errors, as little as the per-parameter rule allows
     res = levenberg_marquardt(fun, jac, z[free], (lo[free], hi[free]), max_iter=max_iter,
-                              max_step=max_step, sigma_tol=sigma_tol, chi2_tol=sigma_tol,
-                              ftol=ftol)
+                              max_step=max_step, sigma_tol=sigma_tol, chi2_tol=sigma_tol)
     z = full(res.x)
     if globals_free:
         z = _settle_prior(problem, z)
@@ -235,7 +232,7 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     problem.reschedule(z)
     z, _ = fit_free(problem, z, np.arange(n_g, z.size), 5)
     problem.reschedule(z)
-    z, res = fit_free(problem, z, np.arange(z.size), 60, sigma_tol=0.5, ftol=SHORT_FTOL)
+    z, res = fit_free(problem, z, np.arange(z.size), 60, sigma_tol=0.5)
     # then segments of segment_s, every few short ones merged: fewer states to absorb
     # what the model leaves out, so the residuals show it and the friction is not bent
     every = max(1, int(round(segment_s / SHORT_SEGMENT_S)))
