@@ -77,6 +77,9 @@ class ChainFit:
     tau: float
     iterations: int
     jac: BlockJacobian  # at z, for the score test of a richer law
+    #: the Cramer-Rao bound of every variable of z: sqrt(diag((J^T J)^-1)), the residuals
+    #: in units of the measured noise, without the covariance's inflation or widening
+    crb: np.ndarray | None = None
 
     @property
     def rss(self) -> float:
@@ -128,8 +131,9 @@ def _solved(problem: ChainProblem, z0: np.ndarray, max_iter: int,
                               sigma_tol=sigma_tol, ftol=1e-6, max_iter=max_iter)
     # residuals in noise units: (J^T J)^-1 is the covariance if the model is adequate
     tau = joint_inflation(res.fun.reshape(-1, data.links))
-    cov = np.linalg.pinv(res.jac.gram(), hermitian=True) * tau
-    return ChainFit(problem, res.x, res.fun, cov, tau, res.njev, res.jac)
+    info_inv = np.linalg.pinv(res.jac.gram(), hermitian=True)
+    return ChainFit(problem, res.x, res.fun, info_inv * tau, tau, res.njev, res.jac,
+                    crb=np.sqrt(np.clip(np.diag(info_inv), 0.0, None)))
 
 
 def drag_score(fit: ChainFit, step: float = 1e-6) -> float:

@@ -121,6 +121,22 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
     return out
 
 
+def _cramer_rao(fit: ChainFit) -> dict[str, float]:
+    """The Cramer-Rao bound of each fitted parameter as a relative standard deviation (one
+    sigma; v_t is fitted by its log, so its bound is one already): what the record's noise
+    allows any unbiased estimator."""
+    if fit.crb is None:
+        return {}
+    out = {}
+    for c, name in enumerate(fit.problem.parameter_names()):
+        value = float(fit.z[c])
+        if name.startswith("vt"):
+            out[name] = float(fit.crb[c])
+        elif value != 0.0:
+            out[name] = float(fit.crb[c] / abs(value))
+    return out
+
+
 def _physical(fit: ChainFit, pars: dict[str, ParameterEstimate],
               scale: Scale) -> dict[str, ParameterEstimate]:
     """theta~ and the friction torques in SI from one measured quantity of theta~."""
@@ -186,6 +202,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
         "held_out_s": [list(span) for span in exclude],
         "warnings": [warning] if warning else [],
         "meaning": {name: meaning(name) for name in fit.problem.parameter_names()},
+        "cramer_rao": _cramer_rao(fit),
     }
     if rig.friction == "auto":
         diagnostics["friction_laws_offered"] = list(LAW_TERMS)

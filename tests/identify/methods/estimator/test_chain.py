@@ -110,6 +110,11 @@ def test_a_single_joint_in_a_tilted_plane_recovers_brown_mcphee_friction(tilt):
     assert est["kappa1/nu1"].value == pytest.approx(t.inertial[0], rel=0.01)
     for name, col in (("Fc1/nu1", 0), ("Fs1/nu1", 1), ("vt1", 2), ("b1/nu1", 3)):
         assert est[name].value == pytest.approx(t.friction[0, col], rel=0.05), name
+    # the Cramer-Rao bound of each parameter, relative, never wider than its interval
+    crb = result.diagnostics["cramer_rao"]
+    for name in ("kappa1/nu1", "Fc1/nu1", "Fs1/nu1", "b1/nu1"):
+        lo, hi = est[name].ci95 or (0.0, 0.0)
+        assert 0 < 1.959964 * crb[name] * abs(est[name].value) <= (hi - lo) / 2 * (1 + 1e-9)
 
 
 def test_a_double_pendulum_recovers_its_standard_parameters_and_joint_friction():
