@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -226,7 +227,9 @@ async def test_corrupted_link_loses_exactly_the_spoiled_frames():
     assert seen == expected
     received = check_against(blocks, reference(cfg, end))
     assert received + sum(g.count for g in gaps) == end
-    assert stats.errors["lost_frames"] >= len(spoiled)
+    # (once under a heavily loaded machine 442 < 568: the reasons say which frames)
+    assert stats.errors["lost_frames"] >= len(spoiled), (
+        stats.errors, sorted(Counter(s.reason for s in record.spoiled).items()))
     assert sum(stats.errors[k] for k in ("crc_errors", "cobs_errors", "length_errors",
                                          "unknown_version")) > 0
     assert stats.reconnects == 0

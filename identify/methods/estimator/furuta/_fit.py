@@ -283,7 +283,16 @@ def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
     jac: BlockJacobian = res.jac.j
     data_info = jac.gram(problem.n_data)
     prior_info = jac.gram() - data_info
-    cov = np.linalg.pinv(data_info / infl + prior_info, hermitian=True)
+    info = data_info / infl + prior_info
+    cov = np.linalg.pinv(info, hermitian=True)
+    # a variance below 1 / its own information is no variance (Cramer-Rao: diag(A^-1) >=
+    # 1 / diag(A)): the pseudo-inverse dropped a direction the data do not see, as for a
+    # term run down to where the motion no longer feels it (mu_v0 at 1.3e-9 came out with
+    # an interval of +-1e-8 %); such a friction term gets an infinite one (not identified)
+    lost = np.zeros(cov.shape[0], dtype=bool)
+    terms = slice(problem.n_rig, problem.n_rig + len(problem.friction_names))
+    lost[terms] = (np.diag(cov) * np.diag(info))[terms] < 0.5
+    cov[lost, lost] = np.inf
     rms = np.sqrt(((data * problem.sigma) ** 2).mean(axis=0))
     return ShootingFit(problem, z, cov, rms, noise, infl, problem.nfev, res.njev,
                        res.message, t_start,
