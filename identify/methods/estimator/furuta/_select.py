@@ -1,6 +1,6 @@
 """Which model the data support: each joint's friction law, extra terms, restarts.
 
-1. Brown-McPhee on both joints; a fit above the noise restarted from other omega_t
+1. Brown-McPhee on both joints; a fit far above the noise restarted from other omega_t
    (the transition may sit in another valley); a joint whose transition is sharper than
    the coarse floor refitted on a finer one.
 2. Per joint, Coulomb + viscous (mu_s = mu_d: no Stribeck hump) instead, where the data
@@ -9,6 +9,7 @@
    hundredfold and its hump soaked up the viscous term); kept if its BIC is lower.
 3. Air drag on the pendulum when its score test says it might win the BIC; a cable on
    the arm when the arm's residuals stay above the noise.
+4. The chosen model, still above the noise, fitted again from other omega_t.
 
 The lowest BIC wins at every step, and every model tried is kept.
 """
@@ -40,10 +41,14 @@ NEAR_ZERO_RAD_S = 0.05
 
 #: a joint's friction laws (_problem.LAWS)
 COULOMB, STRIBECK = "coulomb-viscous", "brown-mcphee"
-#: a fit this far above the noise is restarted from these omega_t (rad/s): on noisy-sensor
-#: captures (1-10 mrad) arms left at 1.47-1.58 times the noise had mu_d0 10-33 % off, and
-#: restarted came to 0.98 times it, within 3 % (bench_coverage); at 5 they were not tried
-RESTART_EXCESS = 1.3
+#: the first fit this far above the noise is restarted from these omega_t (rad/s)
+RESTART_EXCESS = 5.0
+#: the chosen model (its laws and extra terms) still this far above the noise is fitted
+#: again from the same omega_t: on noisy-sensor captures (1-10 mrad) arms left at
+#: 1.47-1.58 times the noise had mu_d0 10-33 % off, and restarted came to 0.98 times it,
+#: within 3 % (bench_coverage). After the extra terms, not before: an unmodelled drag
+#: keeps the first fit above the noise, and restarting it there tripled the time
+CHOSEN_RESTART_EXCESS = 1.3
 RESTART_OMEGA_T = (1e-1, 1e-3)
 
 
@@ -60,10 +65,9 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
             fit = _refined(fit)
         return fit, fit.t_start, [_tried(fit, chosen=True)]
     fit = fit_shooting(m, prior, laws=BROWN_MCPHEE, progress=progress)
-    # a fit above the noise may sit in another valley: the Stribeck transition started
+    # a fit far above the noise sits in another valley: the Stribeck transition started
     # on the wrong side (true omega_t 0.06-0.09 rad/s left residuals 45-165 times the
-    # noise from the 1e-2 start; on a noisy sensor 1.5 times); try the other sides and
-    # keep the best
+    # noise from the 1e-2 start); try the other sides and keep the best
     for omega in RESTART_OMEGA_T:
         if fit.excess.max() <= RESTART_EXCESS:
             break
@@ -77,6 +81,7 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
     for joint in (0, 1):
         fit = _without_stribeck(m, prior, fit, joint, fits, progress)
     fit = _with_extras(m, prior, fit, fits, skipped, progress)
+    fit = _restarted_chosen(m, prior, fit, fits, progress)
     tried = [_tried(f, chosen=f is fit) for f in fits]
     return fit, fit.t_start, tried + skipped
 
@@ -132,6 +137,25 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
                              warm=fit)
         if extras == ("drag1",):
             trial = replace(trial, drag_score=stat)
+        fits.append(trial)
+        best = trial if trial.bic < best.bic else best
+    return best
+
+
+def _restarted_chosen(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
+                      fits: list[ShootingFit], progress: Progress | None) -> ShootingFit:
+    """The chosen model fitted again from other omega_t while it stays above the noise
+    (CHOSEN_RESTART_EXCESS) and a joint has a transition to move; the lowest BIC kept."""
+    best = fit
+    if STRIBECK not in fit.problem.laws:
+        return fit
+    for omega in RESTART_OMEGA_T:
+        if best.excess.max() <= CHOSEN_RESTART_EXCESS:
+            break
+        trial = fit_shooting(m, prior, laws=fit.problem.laws, extras=fit.extras,
+                             progress=progress, omega_t_start=omega)
+        if unresolved_joints(trial):
+            trial = _refined(trial)
         fits.append(trial)
         best = trial if trial.bic < best.bic else best
     return best
@@ -211,5 +235,5 @@ def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
                  np.concatenate([jd, np.zeros(jac.shape[0] - jd.size)])[:, None])
 
 
-__all__ = ["RESTART_EXCESS", "RESTART_OMEGA_T", "score_statistic", "select_model",
-           "unresolved_joints"]
+__all__ = ["CHOSEN_RESTART_EXCESS", "RESTART_EXCESS", "RESTART_OMEGA_T", "score_statistic",
+           "select_model", "unresolved_joints"]

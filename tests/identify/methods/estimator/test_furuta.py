@@ -270,7 +270,7 @@ def test_a_noisy_sensor_fit_left_above_the_noise_is_restarted_and_no_term_gets_a
     assert max(r.diagnostics["residual_over_noise"].values()) < 1.1
     for name in ("mu_d0", "mu_d1", "mu_v1"):
         assert r.parameters[name].value == pytest.approx(getattr(cap.friction, name), rel=0.03)
-    monkeypatch.setattr(select, "RESTART_EXCESS", 5.0)  # as before: no restart
+    monkeypatch.setattr(select, "CHOSEN_RESTART_EXCESS", 5.0)  # as before: no restart
     stuck = identify(cap.measurement, "shooting")
     for p in stuck.parameters.values():
         assert p.ci95 is None or p.ci95[1] > p.ci95[0]
