@@ -29,6 +29,7 @@ import time
 from collections import defaultdict
 
 import numpy as np
+from mc_report import efficiency_row
 
 from identify import ChainParams, ChainRig, identify_chain
 from identify.model import Realism, inertial_names, inertial_normaliser
@@ -168,12 +169,7 @@ def main() -> None:
     print("efficiency: each Coulomb and viscous term's relative error against its Cramer-Rao "
           "bound (goal: rms of error/bound at most 1.5)")
     for (kind, condition, head), pairs in sorted(eff.items()):
-        e, b = np.array(pairs).T
-        z = e / b
-        print(f"  {kind:<8} {condition:<10} {head:3s} rms error "
-              f"{100 * np.sqrt(np.mean(e ** 2)):6.2f} %, median bound "
-              f"{100 * np.median(b):6.2f} %, rms of error/bound "
-              f"{np.sqrt(np.mean(z ** 2)):5.2f} over {len(z):2d}")
+        print(efficiency_row(f"{kind:<8} {condition:<10} {head:3s}", pairs))
     print(f"intervals narrower than +-1 % that missed: {len(narrow)}")
     for line in narrow:
         print(f"  {line}")

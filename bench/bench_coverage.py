@@ -46,6 +46,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from mc_report import efficiency_row
 
 from identify import METHODS, TABLE_III_TRUTH, RigParams, identify
 from identify.model import rig_quantities
@@ -194,12 +195,7 @@ def main() -> None:
           "(goal: rms of error/bound at most 1.5)")
     for c, t in [*by.items(), ("all", tally)]:
         for name, pairs in t.efficiency.items():
-            e, b = np.array(pairs).T
-            z = e / b
-            print(f"  {c:<11} {name:7s} rms error {100 * np.sqrt(np.mean(e ** 2)):6.2f} %, "
-                  f"mean {100 * np.mean(e):+6.2f} %, median bound {100 * np.median(b):6.2f} %, "
-                  f"rms of error/bound {np.sqrt(np.mean(z ** 2)):5.2f} over {len(z):2d}, "
-                  f"beyond 3 bounds {int(np.sum(np.abs(z) > 3))}")
+            print(efficiency_row(f"{c:<11} {name:7s}", pairs))
     print(f"intervals narrower than +-1 % that missed: {len(tally.narrow_misses)}")
     for line in tally.narrow_misses:
         print(f"  {line}")
