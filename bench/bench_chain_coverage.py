@@ -117,12 +117,14 @@ def main() -> None:
         row = rows[(kind, condition)]
         row["seconds"].append(r.compute_seconds)
         fits = {n: v for n, v in r.fit_percent.items() if v is not None}
+        worst_fit = min(fits.values(), default=-math.inf)  # none: the simulation diverged
         if condition == "sensor":
             excess = r.diagnostics["residual_over_noise"]
-            gap = max((100 - v) * (1 - 1 / excess[n]) for n, v in fits.items())
+            gap = max(((100 - v) * (1 - 1 / excess[n]) for n, v in fits.items()),
+                      default=math.inf)
             row["fit_ok"].append(float(gap <= 0.5))
         else:
-            row["fit_ok"].append(float(min(fits.values()) >= 99.5))
+            row["fit_ok"].append(float(worst_fit >= 99.5))
         errs = {}
         for name, p in r.parameters.items():
             truth = _truth(name, true, links)
@@ -146,7 +148,7 @@ def main() -> None:
         if condition != "sensor":
             row["main_ok"].append(float(max(standard) <= 0.01 and max(main) <= 0.05))
         print(f"  capture {k + 1}/{args.captures} ({kind}, {condition}): "
-              f"{r.compute_seconds:.1f} s, fit {min(fits.values()):.3f} %, law "
+              f"{r.compute_seconds:.1f} s, fit {worst_fit:.3f} %, law "
               f"{r.diagnostics['friction_law']}; err % "
               + " ".join(f"{n.split('/')[0]} {100 * e:+.1f}" for n, e in errs.items()
                          if n.split("/")[0].rstrip("0123456789") in ("Fc", "b", "Fs", "vt")),

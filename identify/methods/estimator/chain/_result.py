@@ -183,6 +183,12 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
                            progress=progress)
     elapsed = time.perf_counter() - t0
     whole, per_segment, response = segment_fits(fit, rig.joint_names)
+    if not np.all(np.isfinite(whole)):
+        # every law started from a rig whose simulation diverges (seed 002's regression on
+        # a noisy record can give one): no step moved it, and its intervals would be zero
+        raise FloatingPointError(
+            "the fitted model's simulation diverges (its start, seed 002's regression on "
+            "this record, is an unstable rig)")
     parameters = _parameters(fit, tried)
     d = fit.problem.data
     names = rig.joint_names

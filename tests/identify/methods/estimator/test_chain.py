@@ -211,3 +211,21 @@ def test_held_out_spans_never_enter_the_fit():
     assert spans and all(hi < 6.0 for _, hi in spans)
     with pytest.raises(ValueError, match="holds no segment"):
         validate_chain(record, rig, lab_chain(1), (20.0, 30.0), 2.0)
+
+
+def test_a_fit_whose_simulation_diverges_fails_instead_of_reporting_null_intervals(
+        monkeypatch):
+    """A noisy nlink:2 record of bench_chain_coverage got a regression start whose
+    simulation diverged on every segment: no law moved from it (its Jacobian is zero), and
+    the result reported every parameter identified with an interval of zero width. Now
+    the fit fails, saying why (the CLI: one line, exit 1)."""
+    import identify.methods.estimator.chain._problem as chain_problem
+
+    def diverged(self, z):
+        return np.full(self.data.q.shape, np.nan)
+
+    monkeypatch.setattr(chain_problem.ChainProblem, "simulate", diverged)
+    rig = ChainRig(kind="single", friction="viscous")
+    record = chain_record(rig, lab_chain(1), [2.0, 0.0], 6.0)
+    with pytest.raises(FloatingPointError, match="simulation diverges"):
+        identify_chain(record, rig)
