@@ -112,9 +112,16 @@ def main() -> None:
         kind = KINDS[k % len(KINDS)]
         condition = CONDITIONS[(k // len(KINDS)) % len(CONDITIONS)]
         record, rig, true = random_chain(rng, kind, condition, args.duration)
-        r = identify_chain(record, rig)
-        links = rig.links
         row = rows[(kind, condition)]
+        try:
+            r = identify_chain(record, rig)
+        except (FloatingPointError, np.linalg.LinAlgError) as exc:  # a failed fit, said so
+            row["fit_ok"].append(0.0)
+            row["failed"].append(1.0)
+            print(f"  capture {k + 1}/{args.captures} ({kind}, {condition}): failed: {exc}",
+                  flush=True)
+            continue
+        links = rig.links
         row["seconds"].append(r.compute_seconds)
         fits = {n: v for n, v in r.fit_percent.items() if v is not None}
         worst_fit = min(fits.values(), default=-math.inf)  # none: the simulation diverged
@@ -158,10 +165,12 @@ def main() -> None:
     print(f"{'kind':<8} {'condition':<10} {'n':>3} {'fit ok':>7} {'within':>7} "
           f"{'median s':>9} {'max s':>6}")
     for (kind, condition), row in rows.items():
-        n = len(row["seconds"])
+        n = len(row["fit_ok"])
         within = f"{int(sum(row['main_ok']))}/{len(row['main_ok'])}" if row["main_ok"] else "-"
         print(f"{kind:<8} {condition:<10} {n:>3} {int(sum(row['fit_ok'])):>3}/{n:<3} "
-              f"{within:>7} {np.median(row['seconds']):>9.1f} {max(row['seconds']):>6.1f}")
+              f"{within:>7} {np.median(row['seconds'] or [math.nan]):>9.1f} "
+              f"{max(row['seconds'], default=math.nan):>6.1f}"
+              + (f"  ({int(sum(row['failed']))} failed, said so)" if row["failed"] else ""))
     print("goals: fit ok >= 99.5 % on every joint, or within 0.5 point of the perfect "
           "model's on a noisy record; within: standard parameters 1 %, Coulomb and viscous "
           "terms 5 %")
