@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         parse_rig_kind,
         rig_family,
     )
+    from ._chain_sensitivity import chain_sensitivity
     from ._encoder import (
         COUNTS_PER_REV,
         QUANTUM,
@@ -114,6 +115,9 @@ _EXPORTS = {
         "chain_run", "chain_segments", "inertial_names", "inertial_normaliser",
         "joint_friction", "link_pairs", "unpack_inertial",
     ),
+    "._chain_sensitivity": (
+        "chain_sensitivity",
+    ),
     "._chain_rig": (
         "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind", "rig_family",
     ),
@@ -153,8 +157,8 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind", "rig_family",
     "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
-    "chain_run", "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction",
-    "link_pairs",
+    "chain_run", "chain_segments", "chain_sensitivity", "inertial_names",
+    "inertial_normaliser", "joint_friction", "link_pairs",
     "unpack_inertial",
     "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
     "normalised", "rig_quantities",

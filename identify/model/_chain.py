@@ -48,6 +48,7 @@ from ._chain_layout import (
     link_pairs,
     unpack_inertial,
 )
+from ._threads import run_jobs
 
 
 @njit(cache=True)
@@ -133,7 +134,6 @@ def _rk4_step(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float, fr: n
         x[i] += dt / 6.0 * (k[0, i] + 2.0 * k[1, i] + 2.0 * k[2, i] + k[3, i])
 
 
-@njit(cache=True, nogil=True)
 def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
                    fr: np.ndarray, x0: np.ndarray, lengths: np.ndarray, dt: float,
                    substeps: np.ndarray) -> np.ndarray:
@@ -141,23 +141,37 @@ def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
 
     Segment s gives lengths[s] samples dt apart, the first its own x0[s]; the step from
     output row r to the next takes substeps[r] RK4 steps (more where a joint reverses,
-    whose friction transition a sample step would straddle). A
-    segment that diverges (non-finite state) is left at NaN from there on. Releases the
-    GIL, so Jacobian columns can be simulated in threads.
+    whose friction transition a sample step would straddle). A segment that diverges
+    (non-finite state) is left at NaN from there on. Segments run on every core.
     """
+    first = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    total = int(lengths.sum())
+    out = np.full((total, kappa.shape[0]), np.nan)
+
+    def work(lo: int, hi: int) -> None:
+        chain_segments_into(kappa, mu, nu, g, fr, x0, lengths, first, dt, substeps, lo, hi,
+                            out)
+
+    run_jobs(np.add.reduceat(substeps, first) if total else np.zeros(0), work)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def chain_segments_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
+                        fr: np.ndarray, x0: np.ndarray, lengths: np.ndarray,
+                        first_row: np.ndarray, dt: float, substeps: np.ndarray, lo: int,
+                        hi: int, out: np.ndarray) -> None:
+    """Segments lo..hi-1 of chain_segments into out from row first_row[s] (out starts
+    NaN). Releases the GIL: segments run in threads."""
     n = kappa.shape[0]
-    total = 0
-    for s in range(lengths.shape[0]):
-        total += lengths[s]
-    out = np.full((total, n), np.nan)
     k = np.empty((4, 2 * n))
     xs = np.empty(2 * n)
     acc = np.empty(n)
     mm = np.empty((n, n))
     tau = np.empty(n)
     x = np.empty(2 * n)
-    row = 0
-    for s in range(lengths.shape[0]):
+    for s in range(lo, hi):
+        row = first_row[s]
         x[:] = x0[s]
         for j in range(lengths[s]):
             finite = True
@@ -173,8 +187,6 @@ def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
             m = substeps[row + j]
             for _ in range(m):
                 _rk4_step(kappa, mu, nu, g, fr, x, dt / m, k, xs, acc, mm, tau)
-        row += lengths[s]
-    return out
 
 
 @njit(cache=True, nogil=True)

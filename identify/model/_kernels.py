@@ -53,8 +53,11 @@ _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
      ("identify.model._equations", "inverse_dynamics", ("f1", "f2", "f2", "f2"))),
 )
 _CHAIN: tuple[tuple[_Kernel, ...], ...] = (
-    (("identify.model._chain", "chain_segments",
-      ("f1", "f2", "f1", "f", "f2", "f2", "i1", "f", "i1")),),
+    (("identify.model._chain_sensitivity", "chain_sensitivity_jobs_into",
+      ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i1", "i1", "f1", "i", "i",
+       "i", "f2", "f3")),),
+    (("identify.model._chain", "chain_segments_into",
+      ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i", "i", "f2")),),
 )
 #: each rig kind's kernels (identify.model.rig_family), in groups compiled side by side
 KERNELS: dict[str, tuple[tuple[_Kernel, ...], ...]] = {"furuta": _FURUTA, "chain": _CHAIN}
@@ -119,6 +122,7 @@ def _compile_in_children(family: str, n_groups: int, report: Progress) -> bool:
             # the children, instead of each child printing its own traceback
             p = subprocess.Popen(
                 [sys.executable, "-m", __name__, family, *map(str, batch)], env=env,
+                cwd=root,  # -m puts the working directory first: another identify there
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 start_new_session=True)
             _children.add(p)

@@ -9,20 +9,24 @@ parameter columns beside one small block per segment:
 
     r = (q_sim(z) - q_meas) / sigma_joint, stacked sample-major within each segment.
 
-Columns by forward differences of the compiled simulator: one simulation per parameter,
-and one per state component for all segments at once (segment s moves only its rows).
+Columns by forward sensitivities (identify.model.chain_sensitivity): the derivative of
+the discrete simulation itself, in one pass beside it, segments on every core.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from ....model import CHAIN_FRICTION_TERMS, ChainParams, inertial_names, inertial_normaliser
+from ....model import (
+    CHAIN_FRICTION_TERMS,
+    ChainParams,
+    chain_sensitivity,
+    inertial_names,
+    inertial_normaliser,
+)
 from ....solvers import BlockJacobian
 
 #: the fitted terms of one joint per friction law (v_t enters as log v_t)
@@ -36,10 +40,7 @@ LAW_TERMS: dict[str, tuple[str, ...]] = {
 #: rad/s: the tanh width of the Coulomb + viscous law, whose v_t is not fitted
 VT_COULOMB = 1e-2
 _TERM_COLUMN = {term: c for c, term in enumerate(CHAIN_FRICTION_TERMS)}
-_FD_REL = 1e-7
 _DIVERGED_RAD = 10.0  # a diverged simulation counts as this far from the data
-# the simulator releases the GIL: Jacobian columns run on every core
-_POOL = ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1)))
 
 
 @dataclass(frozen=True)
@@ -153,30 +154,33 @@ class ChainProblem:
     def residuals(self, z: np.ndarray) -> np.ndarray:
         return self._weighted(self.simulate(z))
 
+    def _triplets(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(raw parameter, z column, weight): dq/dz_c = sum weight * dq/dp_raw (the raw
+        layout of identify.model.chain_sensitivity)."""
+        raw = [i for i in range(len(self.inertial) + 1) if i != self.norm]
+        col = list(range(len(raw)))
+        weight = [1.0] * len(raw)
+        base = len(self.inertial) + 1
+        for at, i, term in self._friction_slots():
+            raw.append(base + 5 * i + _TERM_COLUMN[term])
+            col.append(at)
+            weight.append(float(np.exp(z[at])) if term == "vt" else 1.0)
+            if term == "Fc" and "Fs" not in self.joint_terms[i]:  # Fs = Fc moves with it
+                raw.append(base + 5 * i + _TERM_COLUMN["Fs"])
+                col.append(at)
+                weight.append(1.0)
+        return np.array(raw), np.array(col), np.array(weight)
+
     def jacobian(self, z: np.ndarray, r: np.ndarray) -> BlockJacobian:
         d = self.data
-        moves: list[tuple[np.ndarray, np.ndarray]] = []  # (perturbed z, step per segment)
-        for c in range(self.n_param):
-            h = _FD_REL * max(abs(z[c]), 1e-3 if c >= len(self.inertial) else 1e-2)
-            zc = z.copy()
-            zc[c] += h
-            moves.append((zc, np.full(d.lengths.size, h)))
-        states = self.states(z)
-        for c in range(self.width):
-            h = _FD_REL * np.maximum(np.abs(states[:, c]), 1e-2)
-            zc = z.copy()
-            self.states(zc)[:, c] += h  # a view into zc
-            moves.append((zc, h))
-        cols = list(_POOL.map(lambda m: self.residuals(m[0]) - r, moves))
-        jp = np.empty((r.size, self.n_param))
-        for c in range(self.n_param):
-            jp[:, c] = cols[c] / moves[c][1][0]
+        p = self.params(z)
+        raw, col, weight = self._triplets(z)
+        _, jac = chain_sensitivity(p.inertial, p.friction, d.g_plane, self.states(z),
+                                   d.lengths, d.dt, d.substeps, raw, col, weight, self.n_param)
+        jac /= d.sigma[None, :, None]
+        jac = jac.reshape(-1, self.n_param + self.width)
         row_bounds = d.bounds * d.links
         blocks = [(int(row_bounds[s]), int(row_bounds[s + 1]),
-                   np.empty((row_bounds[s + 1] - row_bounds[s], self.width)))
+                   jac[row_bounds[s]:row_bounds[s + 1], self.n_param:])
                   for s in range(d.lengths.size)]
-        for c in range(self.width):
-            col, h = cols[self.n_param + c], moves[self.n_param + c][1]
-            for s, (a, b, blk) in enumerate(blocks):
-                blk[:, c] = col[a:b] / h[s]
-        return BlockJacobian(jp, blocks)
+        return BlockJacobian(np.ascontiguousarray(jac[:, :self.n_param]), blocks)
