@@ -9,9 +9,11 @@ from ...._lazy import lazy_exports
 if TYPE_CHECKING:
     from ._data import (
         DEFAULT_SEGMENT_S,
+        MASS_MARGIN,
         MIN_SEGMENT_S,
         record_runs,
         start_state,
+        with_positive_mass,
     )
     from ._fit import (
         LAWS_AUTO,
@@ -38,7 +40,8 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "._data": (
-        "DEFAULT_SEGMENT_S", "MIN_SEGMENT_S", "record_runs", "start_state",
+        "DEFAULT_SEGMENT_S", "MASS_MARGIN", "MIN_SEGMENT_S", "record_runs", "start_state",
+        "with_positive_mass",
     ),
     "._fit": (
         "LAWS_AUTO", "ChainFit", "fit_chain", "fit_law", "segment_fits",
@@ -57,6 +60,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ChainData", "ChainFit", "ChainProblem", "DEFAULT_SEGMENT_S", "LAWS_AUTO", "LAW_TERMS",
-    "MIN_SEGMENT_S", "Scale", "fit_chain", "fit_law", "held_out_segments", "identify_chain",
-    "meaning", "record_runs", "result_params", "segment_fits", "start_state", "validate_chain",
+    "MASS_MARGIN", "MIN_SEGMENT_S", "Scale", "fit_chain", "fit_law", "held_out_segments",
+    "identify_chain", "meaning", "record_runs", "result_params", "segment_fits", "start_state",
+    "validate_chain", "with_positive_mass",
 ]

@@ -21,7 +21,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from ....model import ChainParams, ChainRig, chain_regressor, inertial_normaliser, link_pairs
+from ....model import (
+    ChainParams,
+    ChainRig,
+    chain_regressor,
+    inertial_normaliser,
+    link_pairs,
+    unpack_inertial,
+)
 from ....signal import Decimated, Record
 from .._stages import cubic_state, decimated_runs, noise_sigma
 from ._problem import VT_COULOMB, ChainData
@@ -151,6 +158,51 @@ def chain_regression_start(d: Decimated, runs: list[slice], rig: ChainRig) -> Ch
     fr[:, 2] = VT_COULOMB
     inertial = x[:k]
     if np.any(inertial[len(link_pairs(n)):] <= 0):
+        noise = float(noise_sigma(d, 0.0).max())
+        why = (f" Or its noise ({noise * 1e3:.0f} mrad at {FIT_RATE_HZ:.0f} Hz) is too much "
+               "for the regression that starts the fit" if noise > NOISY_START_RAD else "")
         raise ValueError("the regression gives a non-positive inertia or static moment: is the "
-                         "angle convention (0 upright, pi hanging) the record's?")
+                         "angle convention (0 upright, pi hanging) the record's?" + why)
+    return with_positive_mass(ChainParams(inertial, fr))
+
+
+#: rad: a record noisier than this can bias seed 002's regression (its derivatives) past a
+#: physical rig: 20 mrad at 1 kHz gave a double pendulum a negative inertia
+NOISY_START_RAD = 5e-3
+#: the smallest eigenvalue of D^-1/2 M(q) D^-1/2 (D: M's diagonal) a start keeps at any q
+MASS_MARGIN = 0.2
+
+
+def with_positive_mass(start: ChainParams) -> ChainParams:
+    """A start whose mass matrix M(q) is positive definite at every configuration.
+
+    On a noisy record the regression's coupling terms mu_ij come out too large against the
+    links' own kappa_i (the differentiated noise attenuates the kappa_i columns): a noisy
+    double pendulum's start had kappa1 kappa2 = 0.26 mu12^2, an M indefinite near
+    alignment, and every fit from it diverged. A real chain has kappa_i kappa_j > mu_ij^2.
+    The coupling is weakened by the factor s that restores MASS_MARGIN: as the normaliser
+    is a mu, every other inertial and friction term is divided by s, which keeps each
+    link's own frequency and damping.
+    """
+    n = start.links
+    pairs = link_pairs(n)
+    if not pairs:
+        return start
+    kappa, mu, _ = unpack_inertial(start.inertial, n)
+    # M at every configuration's sign pattern of cos(q_i - q_j) is bounded by the
+    # aligned chain and the sampled ones (n <= 3: a few hundred cover it)
+    rng = np.random.default_rng(0)
+    q = np.vstack([np.zeros(n), rng.uniform(-np.pi, np.pi, (256, n))])
+    scale = 1.0 / np.sqrt(kappa)
+    coupling = (mu * np.cos(q[:, :, None] - q[:, None, :])) * scale[:, None] * scale[None, :]
+    worst = min(float(np.linalg.eigvalsh(c).min()) for c in coupling)  # eig of C alone
+    # D^-1/2 M D^-1/2 = I + s C: its smallest eigenvalue 1 + s * worst >= MASS_MARGIN
+    if 1.0 + worst >= MASS_MARGIN:
+        return start
+    s = (1.0 - MASS_MARGIN) / -worst
+    keep = np.zeros(start.inertial.size, bool)
+    keep[:len(pairs)] = True  # the couplings, the normaliser among them, stay
+    inertial = np.where(keep, start.inertial, start.inertial / s)
+    fr = start.friction.copy()
+    fr[:, [0, 1, 3, 4]] /= s
     return ChainParams(inertial, fr)
