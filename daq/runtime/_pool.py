@@ -53,8 +53,9 @@ def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
 @contextmanager
 def _sigint_ignored_by_children() -> Iterator[None]:
     """Processes started inside ignore SIGINT from birth (an ignored disposition survives
-    exec); this one loses none: SIGINT is blocked meanwhile, and Linux keeps a blocked
-    signal pending even while it is ignored, so it is delivered when the handler is back."""
+    exec); the main thread loses none: SIGINT is blocked in it meanwhile, and Linux keeps
+    a blocked signal pending even while it is ignored, so it is delivered when the handler
+    is back. (One the kernel hands to another thread in these milliseconds is ignored.)"""
     if threading.current_thread() is not threading.main_thread():
         yield  # signal dispositions belong to the main thread: the initializer still ignores it
         return

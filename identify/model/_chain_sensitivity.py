@@ -177,7 +177,7 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
                                 jac: np.ndarray) -> None:
     """Segments lo..hi-1 (as chain_segments) into out (N, n) and their sensitivities into
     jac (N, n, n_z + 2n): columns 0..n_z-1 the triplets' unknowns, then the segment's
-    initial state. A segment that diverges stops there (out stays NaN, jac 0). Releases
+    initial state. A segment that diverges stops there (out NaN, jac 0 from there on). Releases
     the GIL: segments run in threads."""
     n = kappa.shape[0]
     nx = 2 * n
@@ -207,7 +207,12 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
             for i in range(nx):
                 if not math.isfinite(x[i]):
                     finite = False
-            if not finite:
+            if not finite:  # the rest of the segment: NaN angles, no derivative
+                for rr in range(r, lengths[seg]):
+                    for i in range(n):
+                        out[row + rr, i] = math.nan
+                        for c in range(ncol):
+                            jac[row + rr, i, c] = 0.0
                 break
             for i in range(n):
                 out[row + r, i] = x[i]
@@ -265,8 +270,8 @@ def chain_sensitivity(inertial: np.ndarray, friction: np.ndarray, g: float, x0: 
     first = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     total = int(lengths.sum())
     sub = np.array(np.broadcast_to(np.asarray(substeps, dtype=np.int64), (total,)))
-    out = np.full((total, n), np.nan)
-    jac = np.zeros((total, n, n_z + 2 * n))
+    out = np.empty((total, n))
+    jac = np.empty((total, n, n_z + 2 * n))  # every row is written
     fr = np.ascontiguousarray(friction, dtype=np.float64)
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     raw, col = (np.ascontiguousarray(a, dtype=np.int64) for a in (raw, col))
