@@ -173,12 +173,13 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
                                 fr: np.ndarray, x0: np.ndarray, lengths: np.ndarray,
                                 first_row: np.ndarray, dt: float, substeps: np.ndarray,
                                 raw: np.ndarray, col: np.ndarray, weight: np.ndarray,
-                                n_z: int, lo: int, hi: int, out: np.ndarray,
-                                jac: np.ndarray) -> None:
-    """Segments lo..hi-1 (as chain_segments) into out (N, n) and their sensitivities into
-    jac (N, n, n_z + 2n): columns 0..n_z-1 the triplets' unknowns, then the segment's
-    initial state. A segment that diverges stops there (out NaN, jac 0 from there on). Releases
-    the GIL: segments run in threads."""
+                                n_z: int, row_scale: np.ndarray, lo: int, hi: int,
+                                out: np.ndarray, d_z: np.ndarray, d_x0: np.ndarray) -> None:
+    """Segments lo..hi-1 (as chain_segments) into out (N, n) and their sensitivities,
+    joint i's rows times row_scale[i], into d_z (N * n, n_z: the triplets' unknowns) and
+    d_x0 (N * n, 2n: the segment's initial state), sample-major. A segment that diverges
+    stops there (out NaN, derivatives 0 from there on). Releases the GIL: segments run
+    in threads."""
     n = kappa.shape[0]
     nx = 2 * n
     ncol = n_z + nx
@@ -211,13 +212,16 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
                 for rr in range(r, lengths[seg]):
                     for i in range(n):
                         out[row + rr, i] = math.nan
-                        for c in range(ncol):
-                            jac[row + rr, i, c] = 0.0
+                        d_z[(row + rr) * n + i, :] = 0.0
+                        d_x0[(row + rr) * n + i, :] = 0.0
                 break
             for i in range(n):
                 out[row + r, i] = x[i]
-                for c in range(ncol):
-                    jac[row + r, i, c] = s_mat[i, c]
+                at, scale = (row + r) * n + i, row_scale[i]
+                for c in range(n_z):
+                    d_z[at, c] = s_mat[i, c] * scale
+                for c in range(nx):
+                    d_x0[at, c] = s_mat[i, n_z + c] * scale
             if r + 1 == lengths[seg]:
                 break
             m = substeps[row + r]
@@ -259,11 +263,13 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
 
 def chain_sensitivity(inertial: np.ndarray, friction: np.ndarray, g: float, x0: np.ndarray,
                       lengths: np.ndarray, dt: float, substeps: int | np.ndarray,
-                      raw: np.ndarray, col: np.ndarray, weight: np.ndarray, n_z: int
-                      ) -> tuple[np.ndarray, np.ndarray]:
-    """Angles (N, n) of segments from their states x0 (S, 2n), as ChainParams.simulate,
-    and their derivatives (N, n, n_z + 2n) by the unknowns the triplets (raw, col, weight)
-    define and by each segment's initial state; segments run on every core."""
+                      raw: np.ndarray, col: np.ndarray, weight: np.ndarray, n_z: int,
+                      row_scale: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Angles (N, n) of segments from their states x0 (S, 2n), as ChainParams.simulate;
+    their derivatives (N, n, n_z) by the unknowns the triplets (raw, col, weight) define
+    and (N, n, 2n) by each segment's initial state, joint i's times row_scale[i] (a fit's
+    1 / sigma_i: its Jacobian with no pass more). Segments run on every core."""
     n = friction.shape[0]
     kappa, mu, nu = unpack_inertial(inertial, n)
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
@@ -271,7 +277,9 @@ def chain_sensitivity(inertial: np.ndarray, friction: np.ndarray, g: float, x0: 
     total = int(lengths.sum())
     sub = np.array(np.broadcast_to(np.asarray(substeps, dtype=np.int64), (total,)))
     out = np.empty((total, n))
-    jac = np.empty((total, n, n_z + 2 * n))  # every row is written
+    d_z = np.empty((total * n, n_z))  # every row is written
+    d_x0 = np.empty((total * n, 2 * n))
+    scale = np.ones(n) if row_scale is None else np.ascontiguousarray(row_scale, np.float64)
     fr = np.ascontiguousarray(friction, dtype=np.float64)
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     raw, col = (np.ascontiguousarray(a, dtype=np.int64) for a in (raw, col))
@@ -280,7 +288,7 @@ def chain_sensitivity(inertial: np.ndarray, friction: np.ndarray, g: float, x0: 
 
     def work(lo: int, hi: int) -> None:
         chain_sensitivity_jobs_into(kappa, mu, nu, g, fr, x0, lengths, first, dt, sub, raw,
-                                    col, weight, n_z, lo, hi, out, jac)
+                                    col, weight, n_z, scale, lo, hi, out, d_z, d_x0)
 
     run_jobs(cost, work)
-    return out, jac
+    return out, d_z.reshape(total, n, n_z), d_x0.reshape(total, n, 2 * n)

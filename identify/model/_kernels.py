@@ -54,8 +54,8 @@ _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
 )
 _CHAIN: tuple[tuple[_Kernel, ...], ...] = (
     (("identify.model._chain_sensitivity", "chain_sensitivity_jobs_into",
-      ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i1", "i1", "f1", "i", "i",
-       "i", "f2", "f3")),),
+      ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i1", "i1", "f1", "i", "f1",
+       "i", "i", "f2", "f2", "f2")),),
     (("identify.model._chain", "chain_segments_into",
       ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i", "i", "f2")),),
 )

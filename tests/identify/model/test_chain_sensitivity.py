@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from identify.model import ChainParams, chain_sensitivity
+from identify import model
+from identify.model import ChainParams
 from identify.seeds import lab_chain
 
 G = 9.81
@@ -48,6 +49,12 @@ def _simulate(flat: np.ndarray, n: int, x0: np.ndarray) -> np.ndarray:
 def _every_raw(p: ChainParams) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     count = p.inertial.size + p.friction.size
     return np.arange(count), np.arange(count), np.ones(count), count
+
+
+def chain_sensitivity(*args, **kwargs):
+    """The angles and every derivative, the unknowns' columns before the states'."""
+    q, d_z, d_x0 = model.chain_sensitivity(*args, **kwargs)
+    return q, np.concatenate([d_z, d_x0], axis=2)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -128,3 +135,17 @@ def test_a_segment_that_diverges_is_nan_with_no_derivative():
     rows = slice(LENGTHS[0], LENGTHS[0] + LENGTHS[1])
     assert np.isnan(q[rows]).all() and not dq[rows].any()
     assert np.isfinite(q[:LENGTHS[0]]).all()
+
+
+def test_each_joints_rows_are_scaled_as_asked():
+    """A fit asks for its residuals' units (1 / sigma per joint): the same derivatives."""
+    p, x0 = _rig(2), _states(2)
+    raw, col, weight, count = _every_raw(p)
+    plain = model.chain_sensitivity(p.inertial, p.friction, G, x0, LENGTHS, DT, 1, raw, col,
+                                    weight, count)
+    scale = np.array([2.0, 0.25])
+    scaled = model.chain_sensitivity(p.inertial, p.friction, G, x0, LENGTHS, DT, 1, raw, col,
+                                     weight, count, row_scale=scale)
+    assert np.array_equal(plain[0], scaled[0])
+    for a, b in zip(plain[1:], scaled[1:], strict=True):
+        assert np.array_equal(a * scale[None, :, None], b)

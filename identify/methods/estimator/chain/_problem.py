@@ -175,12 +175,11 @@ class ChainProblem:
         d = self.data
         p = self.params(z)
         raw, col, weight = self._triplets(z)
-        _, jac = chain_sensitivity(p.inertial, p.friction, d.g_plane, self.states(z),
-                                   d.lengths, d.dt, d.substeps, raw, col, weight, self.n_param)
-        jac /= d.sigma[None, :, None]
-        jac = jac.reshape(-1, self.n_param + self.width)
+        _, d_z, d_x0 = chain_sensitivity(p.inertial, p.friction, d.g_plane, self.states(z),
+                                         d.lengths, d.dt, d.substeps, raw, col, weight,
+                                         self.n_param, row_scale=1.0 / d.sigma)
+        jp, js = d_z.reshape(-1, self.n_param), d_x0.reshape(-1, self.width)  # views
         row_bounds = d.bounds * d.links
         blocks = [(int(row_bounds[s]), int(row_bounds[s + 1]),
-                   jac[row_bounds[s]:row_bounds[s + 1], self.n_param:])
-                  for s in range(d.lengths.size)]
-        return BlockJacobian(np.ascontiguousarray(jac[:, :self.n_param]), blocks)
+                   js[row_bounds[s]:row_bounds[s + 1]]) for s in range(d.lengths.size)]
+        return BlockJacobian(jp, blocks)
