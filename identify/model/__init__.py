@@ -1,5 +1,6 @@
 """The rigs' models: the tilted Furuta pendulum (its parameters, compiled equations,
-simulators and encoders) and the planar chain of the other rig kinds (_chain).
+simulators and encoders), the rig kinds (_kinds) and the planar chain of the other kinds
+(chain).
 
 The bottom of identify above the solvers: it imports no other identify subpackage.
 """
@@ -18,28 +19,6 @@ if TYPE_CHECKING:
         normalised,
         rig_quantities,
     )
-    from ._chain import (
-        CHAIN_FRICTION_TERMS,
-        chain_acceleration,
-        chain_energy,
-        chain_regressor,
-        chain_run,
-        chain_segments,
-        inertial_names,
-        inertial_normaliser,
-        joint_friction,
-        link_pairs,
-        unpack_inertial,
-    )
-    from ._chain_rig import (
-        RIG_KINDS,
-        ChainParams,
-        ChainRig,
-        FrictionModel,
-        parse_rig_kind,
-        rig_family,
-    )
-    from ._chain_sensitivity import chain_sensitivity
     from ._encoder import (
         COUNTS_PER_REV,
         QUANTUM,
@@ -65,6 +44,7 @@ if TYPE_CHECKING:
         compile_in_background,
         ensure_compiled,
     )
+    from ._kinds import RIG_FAMILIES, RIG_KINDS, parse_rig_kind, rig_family
     from ._params import (
         FRICTION_TERMS,
         G_ACCEL,
@@ -104,22 +84,37 @@ if TYPE_CHECKING:
         simulate_rk4,
         simulate_scheduled,
     )
+    from .chain import (
+        CHAIN_FRICTION_TERMS,
+        ChainParams,
+        ChainRig,
+        FrictionModel,
+        chain_acceleration,
+        chain_energy,
+        chain_regressor,
+        chain_run,
+        chain_segments,
+        chain_sensitivity,
+        inertial_names,
+        inertial_normaliser,
+        joint_friction,
+        link_pairs,
+        unpack_inertial,
+    )
 
 _EXPORTS = {
     "._base": (
         "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
         "normalised", "rig_quantities",
     ),
-    "._chain": (
-        "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
-        "chain_run", "chain_segments", "inertial_names", "inertial_normaliser",
-        "joint_friction", "link_pairs", "unpack_inertial",
+    "._kinds": (
+        "RIG_FAMILIES", "RIG_KINDS", "parse_rig_kind", "rig_family",
     ),
-    "._chain_sensitivity": (
-        "chain_sensitivity",
-    ),
-    "._chain_rig": (
-        "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind", "rig_family",
+    ".chain": (
+        "CHAIN_FRICTION_TERMS", "ChainParams", "ChainRig", "FrictionModel", "chain_acceleration",
+        "chain_energy", "chain_regressor", "chain_run", "chain_segments", "chain_sensitivity",
+        "inertial_names", "inertial_normaliser", "joint_friction", "link_pairs",
+        "unpack_inertial",
     ),
     "._encoder": (
         "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "to_counts",
@@ -155,7 +150,8 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind", "rig_family",
+    "RIG_FAMILIES", "RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind",
+    "rig_family",
     "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
     "chain_run", "chain_segments", "chain_sensitivity", "inertial_names",
     "inertial_normaliser", "joint_friction", "link_pairs",

@@ -53,10 +53,10 @@ _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
      ("identify.model._equations", "inverse_dynamics", ("f1", "f2", "f2", "f2"))),
 )
 _CHAIN: tuple[tuple[_Kernel, ...], ...] = (
-    (("identify.model._chain_sensitivity", "chain_sensitivity_jobs_into",
+    (("identify.model.chain._sensitivity", "chain_sensitivity_jobs_into",
       ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i1", "i1", "f1", "i", "f1",
        "i", "i", "f2", "f2", "f2")),),
-    (("identify.model._chain", "chain_segments_into",
+    (("identify.model.chain._equations", "chain_segments_into",
       ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i", "i", "f2")),),
 )
 #: each rig kind's kernels (identify.model.rig_family), in groups compiled side by side

@@ -1,7 +1,7 @@
 """Output error over segments for the chain rig kinds: residuals and a block Jacobian.
 
 The unknowns z are the standard parameters (theta~'s inertial part divided by its
-normaliser, identify.model._chain), the joint friction in the law being fitted (torques
+normaliser, identify.model.chain), the joint friction in the law being fitted (torques
 divided by the same normaliser; v_t by its logarithm), and each segment's own initial
 state (angles, velocities). Segments are simulated independently, so a chaotic swing
 never has to be followed further than one segment, and the Jacobian is the dense

@@ -1,6 +1,6 @@
 """A chain's forward sensitivities: simulated angles and their derivatives in one pass.
 
-The chain (identify.model._chain) is M(q) q'' = tau(q, q'; p), so along any direction y
+The chain (identify.model.chain) is M(q) q'' = tau(q, q'; p), so along any direction y
 (a state component or a parameter)
 
     dq''/dy = M^-1 (dtau/dy - dM/dy q''),
@@ -28,9 +28,9 @@ import math
 import numpy as np
 from numba import njit
 
-from ._chain import chain_acceleration_into
-from ._chain_layout import unpack_inertial
-from ._threads import run_jobs
+from .._threads import run_jobs
+from ._equations import chain_acceleration_into
+from ._layout import unpack_inertial
 
 __all__ = ["chain_sensitivity", "chain_sensitivity_jobs_into"]
 

@@ -41,14 +41,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ._chain_layout import (
-    CHAIN_FRICTION_TERMS,
-    inertial_names,
-    inertial_normaliser,
+from .._threads import run_jobs
+from ._layout import (
     link_pairs,
-    unpack_inertial,
 )
-from ._threads import run_jobs
 
 
 @njit(cache=True)
@@ -246,8 +242,6 @@ def chain_regressor(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, g: float) ->
 
 
 __all__ = [
-    "CHAIN_FRICTION_TERMS", "chain_acceleration", "chain_energy", "chain_regressor",
-    "chain_run", "chain_segments", "inertial_names", "inertial_normaliser", "joint_friction",
-    "link_pairs",
-    "unpack_inertial",
+    "chain_acceleration", "chain_acceleration_into", "chain_energy", "chain_regressor",
+    "chain_run", "chain_segments", "chain_segments_into", "joint_friction",
 ]

@@ -1,9 +1,5 @@
-"""Rig kinds and the parameter sets of the chain model (identify.model._chain).
-
-A rig kind is `furuta` (the tilted Furuta pendulum of model.md), `single` (one free joint
-swinging in a plane tilted from the vertical: a plain pendulum, a Furuta rig with a
-joint clamped) or `nlink:N` (seed 002's n-link pendulum with its cart fixed, N = 1-3).
-"""
+"""What identification is told of a chain rig (ChainRig) and the chain model's parameter
+sets (ChainParams)."""
 
 from __future__ import annotations
 
@@ -15,41 +11,18 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._chain_layout import (
+from .._kinds import parse_rig_kind
+from .._params import G_ACCEL
+from ._layout import (
     CHAIN_FRICTION_TERMS,
     inertial_names,
     inertial_normaliser,
     link_pairs,
     unpack_inertial,
 )
-from ._params import G_ACCEL
 
-RIG_KINDS = ("furuta", "single", "nlink:1", "nlink:2", "nlink:3")
 FrictionModel = Literal["auto", "viscous", "coulomb-viscous", "brown-mcphee",
                         "coulomb-viscous-drag", "brown-mcphee-drag"]
-
-
-def parse_rig_kind(text: str) -> tuple[str, int]:
-    """'furuta' -> ('furuta', 2), 'single' -> ('single', 1), 'nlink:N' -> ('nlink', N)."""
-    t = text.strip().lower()
-    if t == "furuta":
-        return "furuta", 2
-    if t == "single":
-        return "single", 1
-    if t.startswith("nlink:") and t[6:].isdigit() and 1 <= int(t[6:]) <= 3:
-        return "nlink", int(t[6:])
-    raise ValueError(f"rig kind {text!r}: expected furuta, single or nlink:N with N = 1-3")
-
-
-#: which of the estimator's rig kinds identifies each kind name: the Furuta rig's own
-#: model (identify.methods.estimator.furuta), or a chain of links (estimator.chain)
-RIG_FAMILIES: Mapping[str, Literal["furuta", "chain"]] = {
-    "furuta": "furuta", "single": "chain", "nlink": "chain"}
-
-
-def rig_family(text: str) -> Literal["furuta", "chain"]:
-    """The estimator's rig kind for the rig `text` names: 'furuta' or 'chain'."""
-    return RIG_FAMILIES[parse_rig_kind(text)[0]]
 
 
 class ChainRig(BaseModel):
@@ -107,7 +80,7 @@ class ChainParams:
                  substeps: int | np.ndarray = 1) -> np.ndarray:
         """Angles of segments of lengths[s] samples dt apart, each from its state x0[s];
         substeps: RK4 steps per sample step, one count or one per output row."""
-        from ._chain import chain_segments  # compiled: loaded when first simulated
+        from ._equations import chain_segments  # compiled: loaded when first simulated
 
         kappa, mu, nu = unpack_inertial(self.inertial, self.links)
         lengths = np.asarray(lengths, dtype=np.int64)
@@ -122,7 +95,7 @@ class ChainParams:
             substeps: int = 1) -> np.ndarray:
         """Angles (n_out, n) from the state x (row 0), dt apart; x is advanced in place to
         the last row's state."""
-        from ._chain import chain_run
+        from ._equations import chain_run
 
         kappa, mu, nu = unpack_inertial(self.inertial, self.links)
         return chain_run(kappa, mu, nu, g_plane, np.ascontiguousarray(self.friction), x, n_out,
@@ -170,4 +143,4 @@ class ChainParams:
         return cls(np.array([float(data[k]) for k in names]), fr)
 
 
-__all__ = ["RIG_KINDS", "ChainParams", "ChainRig", "FrictionModel", "parse_rig_kind"]
+__all__ = ["ChainParams", "ChainRig", "FrictionModel"]
