@@ -44,23 +44,27 @@ _CHAIN_HINT = ("check the record's --unit and --zero, --tilt and --params, or tr
                "--friction-law")
 
 
-def rig_family_of(args: argparse.Namespace, settings: Settings) -> str:
+def rig_family_of(args: argparse.Namespace, settings: Settings
+                  ) -> tuple[str, argparse.Namespace]:
     """The estimator's rig kind ('furuta' or 'chain') of --rig, else of the config's [rig]
-    kind; a chain kind from the config brings its friction law and plane tilt too."""
+    kind, and the arguments to go on with: a copy that takes a chain kind from the config
+    with its friction law and plane tilt (the caller's arguments are left as they were)."""
     if getattr(args, "rig", None):
         try:
-            return rig_family(args.rig)
+            return rig_family(args.rig), args
         except ValueError as exc:
             raise UsageError(f"--rig: {exc}") from None
     config = settings.rig_kind
     family = rig_family(config.kind)
-    if family == "chain":
-        args.rig = config.kind
-        if hasattr(args, "friction_law"):
-            args.friction_law = args.friction_law or config.friction
-        if hasattr(args, "tilt"):
-            args.tilt = config.plane_tilt_deg if args.tilt is None else args.tilt
-    return family
+    if family != "chain":
+        return family, args
+    filled = argparse.Namespace(**vars(args))
+    filled.rig = config.kind
+    if hasattr(filled, "friction_law"):
+        filled.friction_law = filled.friction_law or config.friction
+    if hasattr(filled, "tilt"):
+        filled.tilt = config.plane_tilt_deg if filled.tilt is None else filled.tilt
+    return family, filled
 
 
 def _record(args: argparse.Namespace, links: int) -> Record:

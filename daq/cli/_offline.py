@@ -93,7 +93,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     check_numbers(args)
-    if rig_family_of(args, settings) == "chain":
+    family, args = rig_family_of(args, settings)
+    if family == "chain":
         _check_out_free(Path(args.out), args.force)
         _check_length(args, 1000.0 if args.rate is None else args.rate, settings)
         return cmd_simulate_chain(args, _realism_arg(args, settings.sim.realism))
@@ -242,7 +243,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         capture = _read(args.file, settings)
         family = kind_of(capture.kind).family
     else:
-        family = rig_family_of(args, settings)
+        family, args = rig_family_of(args, settings)
     return _IDENTIFY[family](args, capture)
 
 
@@ -301,7 +302,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from identify.report import compare_methods, parameter_table, table_v
 
     check_numbers(args)
-    if rig_family_of(args, settings_of(args)) == "chain":
+    family, args = rig_family_of(args, settings_of(args))
+    if family == "chain":
         return cmd_compare_chain(args)
     m = _load_measurement(args, settings_of(args))
     methods = args.methods.split(",") if args.methods else None
