@@ -323,10 +323,16 @@ class FirmwareEmulator:
                 room = max(0, (cfg.tx_buffer - len(self._out)) // (spf * 8 + 24))
                 if cfg.paced:
                     due = int((now - self._t_start) * rate) // spf - self._taken // spf
-                    if due > self._fifo_frames:  # the sample FIFO overflowed: oldest lost
-                        self._produce(due - self._fifo_frames, now, overrun=True)
-                        due = self._fifo_frames
-                    if self._blocked(now) is None:
+                    # the FIFO holds what the transmit buffer has no room for: a pass of
+                    # this loop that comes late (its thread paused) with room to send is
+                    # the emulator's delay, not a host that stopped reading
+                    blocked = self._blocked(now) is not None
+                    sendable = 0 if blocked else room
+                    if due - sendable > self._fifo_frames:  # the FIFO overflowed: oldest lost
+                        lost = due - sendable - self._fifo_frames
+                        self._produce(lost, now, overrun=True)
+                        due -= lost
+                    if not blocked:
                         due = min(due, room)  # the rest waits in the FIFO
                 else:
                     due = min(100, room)
