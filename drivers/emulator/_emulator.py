@@ -72,8 +72,10 @@ import numpy as np
 
 from firmware_protocol import (
     CAP_RELEASE_OUTPUT,
+    HEADER_SIZE,
     MAX_SAMPLES_PER_FRAME,
     NAK_NO_RELEASE_OUTPUT,
+    TRAILER_SIZE,
     VERSION_MINOR,
     Ack,
     Flags,
@@ -107,6 +109,13 @@ log = logging.getLogger("hilrig.emulator")
 
 NAK_UNKNOWN_TYPE, NAK_BAD_PAYLOAD, NAK_NOT_NOW, NAK_RATE = 1, 2, 3, 4
 _LINK_BYTES_PER_S = 102_000  # SPEC 6: 10 kHz, 10 samples per frame
+_STATUS_PAYLOAD = 32  # SPEC 4.2
+
+
+def _wire_bytes(payload: int) -> int:
+    """The most bytes a frame with this payload takes on the wire (COBS and delimiter)."""
+    n = HEADER_SIZE + payload + TRAILER_SIZE
+    return n + n // 254 + 2
 
 
 class FirmwareEmulator:
@@ -149,6 +158,10 @@ class FirmwareEmulator:
         self._overrun_pending = False
         self._t_flood: float | None = None
         self._fifo_frames = max(1, int(cfg.fifo_s * cfg.rate_hz) // cfg.samples_per_frame)
+        # room is counted in whole frames, keeping a STATUS's worth for the one a pass may
+        # add, so a frame the device decides to send always fits its transmit buffer
+        self._frame_bytes = _wire_bytes(8 * cfg.samples_per_frame)
+        self._status_bytes = _wire_bytes(_STATUS_PAYLOAD)
         self.error: BaseException | None = None
 
     # -- public --------------------------------------------------------------------------
@@ -320,7 +333,8 @@ class FirmwareEmulator:
             if self._master is not None:
                 self._read_commands()
             if self._streaming:
-                room = max(0, (cfg.tx_buffer - len(self._out)) // (spf * 8 + 24))
+                free = cfg.tx_buffer - len(self._out) - self._status_bytes
+                room = max(0, free // self._frame_bytes)
                 if cfg.paced:
                     due = int((now - self._t_start) * rate) // spf - self._taken // spf
                     # the FIFO holds what the transmit buffer has no room for: a pass of
