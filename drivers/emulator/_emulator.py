@@ -19,7 +19,9 @@ The device has a bounded transmit buffer (`tx_buffer` bytes, beside the kernel's
 buffer) and a sample FIFO (`fifo_s`): frames wait in the FIFO while the transmit buffer
 is full (a host that does not read), and when the FIFO overflows the oldest frames are
 dropped whole and counted as a real device would (STATUS frames_dropped /
-samples_dropped, DEVICE_OVERRUN on the next SAMPLES frame sent).
+samples_dropped, DEVICE_OVERRUN on the next SAMPLES frame sent). The stream leaves
+room in the buffer for four replies (SPEC 6), so a command is answered however backed
+up the stream is.
 Unpaced (`paced=False`) there is no sample clock: frames are made whenever the buffer
 has room, as fast as the host reads, and nothing is dropped for lack of room.
 
@@ -110,6 +112,7 @@ log = logging.getLogger("hilrig.emulator")
 NAK_UNKNOWN_TYPE, NAK_BAD_PAYLOAD, NAK_NOT_NOW, NAK_RATE = 1, 2, 3, 4
 _LINK_BYTES_PER_S = 102_000  # SPEC 6: 10 kHz, 10 samples per frame
 _STATUS_PAYLOAD = 32  # SPEC 4.2
+_ACK_PAYLOAD = 12  # SPEC 4
 
 
 def _wire_bytes(payload: int) -> int:
@@ -159,9 +162,11 @@ class FirmwareEmulator:
         self._t_flood: float | None = None
         self._fifo_frames = max(1, int(cfg.fifo_s * cfg.rate_hz) // cfg.samples_per_frame)
         # room is counted in whole frames, keeping a STATUS's worth for the one a pass may
-        # add, so a frame the device decides to send always fits its transmit buffer
+        # add, so a frame the device decides to send always fits its transmit buffer;
+        # and the stream leaves four replies' room (SPEC 6), as the firmware does
         self._frame_bytes = _wire_bytes(8 * cfg.samples_per_frame)
         self._status_bytes = _wire_bytes(_STATUS_PAYLOAD)
+        self._reply_reserve = 4 * _wire_bytes(_ACK_PAYLOAD)
         self.error: BaseException | None = None
 
     # -- public --------------------------------------------------------------------------
@@ -333,7 +338,8 @@ class FirmwareEmulator:
             if self._master is not None:
                 self._read_commands()
             if self._streaming:
-                free = cfg.tx_buffer - len(self._out) - self._status_bytes
+                free = (cfg.tx_buffer - len(self._out) - self._status_bytes
+                        - self._reply_reserve)
                 room = max(0, free // self._frame_bytes)
                 if cfg.paced:
                     due = int((now - self._t_start) * rate) // spf - self._taken // spf
@@ -513,7 +519,8 @@ class FirmwareEmulator:
     def _emit(self, wire: bytes, mtype: int, first: int, n: int, *, spoilable: bool,
               counts: np.ndarray | None = None) -> None:
         blocked = self._blocked(time.monotonic())
-        if blocked is None and len(self._out) + len(wire) > self.config.tx_buffer:
+        reserve = self._reply_reserve if mtype in (MsgType.SAMPLES, MsgType.STATUS) else 0
+        if blocked is None and len(self._out) + len(wire) + reserve > self.config.tx_buffer:
             blocked = "tx_full"
         if blocked is not None:
             self.record.spoiled.append(Spoiled(self._session, mtype, first, n, blocked))

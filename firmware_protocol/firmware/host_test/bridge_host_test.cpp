@@ -427,6 +427,18 @@ static void test_session()
     bridge.poll();
     CHECK(port.room == 60 && !port.partial_write, "no partial frame");
     CHECK(bridge.counters().frames_dropped == 4, "4th dropped frame");
+
+    // the stream never takes the room kept for replies: with less than a STATUS beside
+    // the reserve free, the STATUS is dropped and a PING is still answered
+    const size_t low = hilrig::Bridge::kReplyReserve + 10;
+    port.room = low;
+    port.now_us += 1000000;
+    bridge.poll();
+    CHECK(port.room == low && bridge.counters().frames_dropped == 5, "STATUS dropped");
+    s = host.sendU32(HILRIG_MSG_PING, 7u);
+    msgs = host.take();
+    CHECK(msgs.size() == 1 && isAck(msgs[0], s, HILRIG_MSG_PING, 7u),
+          "PING answered from the reserve (%zu msgs)", msgs.size());
     port.room = 1u << 20;
 
     // STOP: the rest of the samples, a last STATUS, then ACK(next index)

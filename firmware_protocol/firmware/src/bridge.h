@@ -14,6 +14,8 @@
 // off when the pulse is over, so nothing ever waits for the pulse.
 // Every frame goes out whole or not at all: sendFrame() checks availableForWrite() and
 // drops and counts a frame that does not fit (SPEC 4.2 frames_dropped / samples_dropped).
+// SAMPLES and STATUS leave kReplyReserve bytes free (SPEC 6): a stream the host reads
+// slowly fills the buffer, and a command's answer must still go out.
 #ifndef HILRIG_BRIDGE_H
 #define HILRIG_BRIDGE_H
 
@@ -90,6 +92,8 @@ class Bridge {
 public:
     static const uint16_t kMaxSamplesPerFrame = 10; // INFO.max_samples_per_frame
     static const uint32_t kStatusPeriodUs = 1000000;
+    // SPEC 6: room the stream leaves for four ACK/NAK frames (wire: frame, COBS, delimiter)
+    static const size_t kReplyReserve = 4 * (HILRIG_FRAME_OVERHEAD + HILRIG_ACK_SIZE + 2);
 
     // ring: caller-provided storage of ring_size entries, ring_size a power of two.
     Bridge(Port &port, const BridgeConfig &cfg, SampleEntry *ring, uint32_t ring_size)
@@ -481,7 +485,7 @@ private:
             flags |= HILRIG_FLAG_DEVICE_OVERRUN; // an earlier frame was dropped
         }
         bool sent = sendFrame(HILRIG_MSG_SAMPLES, flags, batch_first_, batch_n_, batch_payload_,
-                              (size_t)batch_n_ * HILRIG_SAMPLE_SIZE);
+                              (size_t)batch_n_ * HILRIG_SAMPLE_SIZE, kReplyReserve);
         pending_overrun_ = !sent;
         batch_n_ = 0;
     }
@@ -500,7 +504,7 @@ private:
         s.illegal_0 = c.illegal_0;
         s.illegal_1 = c.illegal_1;
         size_t n = hilrig_build_status(p, &s);
-        sendFrame(HILRIG_MSG_STATUS, 0, next_index_, 0, p, n);
+        sendFrame(HILRIG_MSG_STATUS, 0, next_index_, 0, p, n, kReplyReserve);
     }
 
     void sendAck(const hilrig_frame_t &f, uint32_t value)
@@ -519,14 +523,15 @@ private:
 
     // Encode and send one whole frame, or drop and count it: never a partial frame.
     // Every frame takes a seq, sent or not, so the host sees a dropped frame as a seq
-    // gap (its lost_frames) as well as in STATUS.frames_dropped.
+    // gap (its lost_frames) as well as in STATUS.frames_dropped. `reserve`: bytes that
+    // must stay free after it (the stream's frames keep them for replies).
     bool sendFrame(uint8_t type, uint16_t flags, uint32_t first_sample, uint16_t n_samples,
-                   const uint8_t *payload, size_t payload_len)
+                   const uint8_t *payload, size_t payload_len, size_t reserve = 0)
     {
         uint32_t seq = tx_seq_++;
         size_t n = hilrig_encode_frame(tx_buf_, sizeof tx_buf_, type, flags, seq, first_sample,
                                        n_samples, payload, payload_len);
-        if (n > 0 && port_.availableForWrite() >= n && port_.write(tx_buf_, n) == n) {
+        if (n > 0 && port_.availableForWrite() >= n + reserve && port_.write(tx_buf_, n) == n) {
             return true;
         }
         bump(counters_.frames_dropped);
