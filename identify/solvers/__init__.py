@@ -13,7 +13,7 @@ from ._least_squares import (
     integrated_autocorrelation,
     linear_least_squares,
 )
-from ._levenberg import LMResult, levenberg_marquardt
+from ._levenberg import REMAINING_CHI2, LMResult, levenberg_marquardt
 from ._lsei import LseiSolution, lsei
 from ._mittag_leffler import (
     ML3_T_MAX,
@@ -26,7 +26,8 @@ from ._mittag_leffler import (
 from ._modified_simplex import initial_points, modified_simplex
 
 __all__ = [
-    "ML3_T_MAX", "ML3_T_MIN", "POOR_FACTOR", "BlockJacobian", "LMResult", "LinearFit",
+    "ML3_T_MAX", "ML3_T_MIN", "POOR_FACTOR", "REMAINING_CHI2", "BlockJacobian", "LMResult",
+    "LinearFit",
     "LseiSolution",
     "group_variances", "group_weighted_least_squares", "hac_covariance", "initial_points",
     "integrated_autocorrelation", "levenberg_marquardt", "linear_least_squares", "lsei",

@@ -1,8 +1,10 @@
 """Levenberg-Marquardt on the normal equations (identify.solvers.levenberg_marquardt)."""
 
+import warnings
+
 import numpy as np
 
-from identify.solvers import levenberg_marquardt
+from identify.solvers import REMAINING_CHI2, levenberg_marquardt
 
 
 def test_levenberg_marquardt_fits_an_exponential_within_bounds():
@@ -21,3 +23,51 @@ def test_levenberg_marquardt_fits_an_exponential_within_bounds():
     bounded = levenberg_marquardt(fun, jac, np.array([0.5, 0.2]),
                                   (np.zeros(2), np.array([10.0, 1.0])))
     assert bounded.x[1] <= 1.0
+
+
+#: rows of unit noise beside Rosenbrock's valley: the residuals' variance s^2 near 1
+_NOISE = np.random.default_rng(0).standard_normal(200)
+
+
+def _rosenbrock(x):  # a steep, curved valley
+    return np.concatenate([[100.0 * (x[1] - x[0] ** 2), 3.0 * (1.0 - x[0])], _NOISE])
+
+
+def _rosenbrock_jac(x, r):
+    j = np.zeros((r.size, 2))
+    j[:2] = [[-200.0 * x[0], 100.0], [-3.0, 0.0]]
+    return j
+
+
+def test_a_damped_step_in_a_curved_valley_does_not_stop_the_fit():
+    # residuals in standard deviations: a step that takes off less than 0.1 of chi^2 is
+    # no sign of convergence while the linear model still promises more
+    wide = (np.full(2, -5.0), np.full(2, 5.0))
+    kw = dict(sigma_tol=0.1, chi2_tol=0.1, max_iter=500)
+    floor = float(_NOISE @ _NOISE)  # the chi^2 at the minimum, (1, 1)
+    res = levenberg_marquardt(_rosenbrock, _rosenbrock_jac, np.array([-1.2, 1.0]), wide,
+                              remaining_chi2=REMAINING_CHI2, **kw)
+    assert res.success
+    # within the chi^2 the stop leaves: REMAINING_CHI2 s^2, about one standard error
+    assert 2 * res.cost - floor < 1.5 * REMAINING_CHI2
+    # without the guard a damped step stops it 7.7 above the minimum
+    unguarded = levenberg_marquardt(_rosenbrock, _rosenbrock_jac, np.array([-1.2, 1.0]),
+                                    wide, **kw)
+    assert 2 * unguarded.cost - floor > 4
+
+
+def test_a_step_where_the_derivatives_overflow_is_refused_without_a_warning():
+    def fun(x):
+        return np.array([x[0] - 3.0])
+
+    def jac(x, r):  # a model too stiff to differentiate beyond 2.5
+        return np.array([[1.0 if x[0] <= 2.5 else np.inf]])
+
+    box = (np.array([-10.0]), np.array([10.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = levenberg_marquardt(fun, jac, np.array([0.0]), box, max_iter=60)
+        stuck = levenberg_marquardt(fun, jac, np.array([2.8]), box)
+    assert 2.0 < res.x[0] <= 2.5 and np.isfinite(res.cost)
+    assert res.jac_finite and np.all(np.isfinite(res.jac))
+    assert not stuck.jac_finite and not stuck.success and stuck.x[0] == 2.8
