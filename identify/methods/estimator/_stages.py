@@ -116,6 +116,16 @@ def schwarz_bic(residual_rms: np.ndarray, points: int, parameters: int) -> float
                  + parameters * math.log(points * rms.size))
 
 
+def bound_sd(info: np.ndarray) -> np.ndarray:
+    """The Cramer-Rao bound of every variable from the information A = J^T J (residuals
+    in noise units): sqrt(diag(A^-1)). diag(A^-1) >= 1 / diag(A); below that the
+    pseudo-inverse dropped a direction the data do not see (a term run down to where the
+    motion no longer feels it) and no bound holds the variable: infinite."""
+    var = np.diag(np.linalg.pinv(info, hermitian=True))
+    lost = var * np.diag(info) < 0.5
+    return np.where(lost, np.inf, np.sqrt(np.clip(var, 0.0, None)))
+
+
 def log_interval(log_value: float, log_sd: float) -> tuple[float, tuple[float, float]]:
     """A parameter fitted by its logarithm: the value and its 95 % interval, a factor
     exp(1.96 sd) either side (capped: a wild interval must not overflow)."""
@@ -159,6 +169,6 @@ def excess_warning(excess: np.ndarray, names: Sequence[str]) -> str | None:
         + ") for the model error the noise does not measure")
 
 
-__all__ = ["ADEQUATE_EXCESS", "TOO_WIDE_NOTE", "UNIDENTIFIABLE_FACTOR", "cubic_state",
+__all__ = ["ADEQUATE_EXCESS", "TOO_WIDE_NOTE", "UNIDENTIFIABLE_FACTOR", "bound_sd", "cubic_state",
            "decimated_runs", "excess_warning", "free_motion", "joint_inflation",
            "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide", "widening"]

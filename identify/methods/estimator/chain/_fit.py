@@ -31,7 +31,14 @@ from ....results import Response, fit_percent, response_of
 from ....signal import Record
 from ....solvers import BlockJacobian, levenberg_marquardt
 from .._score import could_win_bic, not_fitted_note, score
-from .._stages import ADEQUATE_EXCESS, joint_inflation, schwarz_bic, too_wide, widening
+from .._stages import (
+    ADEQUATE_EXCESS,
+    bound_sd,
+    joint_inflation,
+    schwarz_bic,
+    too_wide,
+    widening,
+)
 from ._data import (
     SCOUT_THIN,
     chain_data,
@@ -143,9 +150,10 @@ def _solved(problem: ChainProblem, z0: np.ndarray, max_iter: int,
                               sigma_tol=sigma_tol, ftol=ftol, max_iter=max_iter)
     # residuals in noise units: (J^T J)^-1 is the covariance if the model is adequate
     tau = joint_inflation(res.fun.reshape(-1, data.links))
-    info_inv = np.linalg.pinv(res.jac.gram(), hermitian=True)
+    info = res.jac.gram()
+    info_inv = np.linalg.pinv(info, hermitian=True)
     return ChainFit(problem, res.x, res.fun, info_inv * tau, tau, res.njev, res.jac,
-                    crb=np.sqrt(np.clip(np.diag(info_inv), 0.0, None)))
+                    crb=bound_sd(info))
 
 
 def drag_score(fit: ChainFit, step: float = 1e-6) -> float:

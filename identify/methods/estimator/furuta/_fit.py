@@ -28,10 +28,10 @@ import numpy as np
 from ...._progress import Progress
 from ....model import QUANTUM
 from ....signal import Decimated, Measurement, decimate, motion_start
-from ....solvers import levenberg_marquardt
+from ....solvers import REMAINING_CHI2, levenberg_marquardt
 from ..._joint_regression import regression_estimate
 from ..._pipeline import GENERIC_START, START_MU_S_OVER_MU_D
-from .._stages import cubic_state, joint_inflation, noise_sigma, schwarz_bic
+from .._stages import bound_sd, cubic_state, joint_inflation, noise_sigma, schwarz_bic
 from ._prior import RIG_VARIABLES, RigPrior
 from ._problem import FRICTION_FREE, BlockJacobian, Segments, ShootingProblem, friction_bounds
 
@@ -131,9 +131,11 @@ def fit_free(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter
     component = (free - n_g) % 4
     max_step = np.where(free < n_g, 0.5, np.where(component < 2, 0.2, 2.0))
     # residuals are in standard deviations: a chi^2 drop below sigma_tol is a step of
-    # about sqrt(sigma_tol) standard errors, as little as the per-parameter rule allows
+    # about sqrt(sigma_tol) standard errors, as little as the per-parameter rule allows;
+    # either stops it only where the Gauss-Newton step promises under REMAINING_CHI2
     res = levenberg_marquardt(fun, jac, z[free], (lo[free], hi[free]), max_iter=max_iter,
-                              max_step=max_step, sigma_tol=sigma_tol, chi2_tol=sigma_tol)
+                              max_step=max_step, sigma_tol=sigma_tol, chi2_tol=sigma_tol,
+                              remaining_chi2=REMAINING_CHI2)
     z = full(res.x)
     if globals_free:
         z = _settle_prior(problem, z)
@@ -236,13 +238,18 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     # then segments of segment_s, every few short ones merged: fewer states to absorb
     # what the model leaves out, so the residuals show it and the friction is not bent
     every = max(1, int(round(segment_s / SHORT_SEGMENT_S)))
-    if every > 1 and short.count > every:
+    while every > 1 and short.count > every:
         keep = np.arange(0, short.count, every)
         seg = Segments.starting(d, short.start[keep], overlap_s)
-        states = problem.states(z)[keep]
-        problem = ShootingProblem(d, prior, seg, sigma, extras, progress, laws=laws)
-        z = np.concatenate([z[:n_g], states.ravel()])
-        problem.reschedule(z)
+        merged = ShootingProblem(d, prior, seg, sigma, extras, progress, laws=laws)
+        z_merged = np.concatenate([z[:n_g], problem.states(z)[keep].ravel()])
+        merged.reschedule(z_merged)
+        z_m, res_m = fit_free(merged, z_merged, np.arange(z_merged.size), 40, sigma_tol=0.1)
+        if res_m.jac_finite:
+            return finish(merged, z_m, res_m, t_start)
+        # a transition so stiff that the long segments' derivatives overflow (a Table V
+        # capture's arm): half as long, down to the short ones
+        every //= 2
     z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
     return finish(problem, z, res, t_start)
 
@@ -308,8 +315,9 @@ def cramer_rao(jac: BlockJacobian, scale: np.ndarray, n_data: int,
     model). For a variable fitted by its log, a relative standard deviation."""
     rows = np.ones(jac.shape[0])
     rows[:n_data] = np.tile(scale, n_data // scale.size)
-    info = jac.rows_scaled(rows).gram(n_data) + prior_info
-    return np.sqrt(np.clip(np.diag(np.linalg.pinv(info, hermitian=True)), 0.0, None))
+    # a term the fit ran down to where the motion no longer feels it: infinite, not the
+    # 2e-7 a dropped direction of the pseudo-inverse left (a Table V capture's arm mu_v)
+    return bound_sd(jac.rows_scaled(rows).gram(n_data) + prior_info)
 
 
 __all__ = ["BROWN_MCPHEE", "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "cramer_rao",
