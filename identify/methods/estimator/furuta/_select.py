@@ -49,7 +49,10 @@ RESTART_EXCESS = 5.0
 #: within 3 % (bench_coverage). After the extra terms, not before: an unmodelled drag
 #: keeps the first fit above the noise, and restarting it there tripled the time
 CHOSEN_RESTART_EXCESS = 1.3
-RESTART_OMEGA_T = (1e-1, 1e-3)
+#: about a factor 3 apart around the first start, 1e-2: a noisy-sensor capture's arm
+#: stayed at 4.3 times the noise from 1e-1 and 1e-3 and reached 1.1 from 3e-3; tried in
+#: turn only while the fit stays above the noise
+RESTART_OMEGA_T = (1e-1, 3e-3, 1e-3, 3e-2)
 
 
 def select_model(m: Measurement, prior: RigPrior | None = None, *,
