@@ -5,7 +5,6 @@ so importing identify (or this subpackage) never loads it.
 """
 
 from ._chain_compare import ChainRow, chain_table, compare_chain
-from ._chain_plots import plot_held_out
 from ._compare import (
     SEED_TABLE_V_FIT,
     SEED_TABLE_V_SECONDS,
@@ -13,6 +12,7 @@ from ._compare import (
     parameter_table,
     table_v,
 )
+from ._held_out import plot_held_out
 from ._plots import summary_figure, write_figures
 
 __all__ = [

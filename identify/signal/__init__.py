@@ -4,7 +4,6 @@ Above identify.model (which it uses for the release's dynamics and for simulated
 captures), below the results and the methods.
 """
 
-from ._chain_synthetic import chain_record
 from ._decimate import Decimated, decimate, decimate_mean
 from ._differentiate import (
     contiguous_segments,
@@ -23,6 +22,7 @@ from ._motion_start import LEAVES_FOR_S, LET_GO_S, motion_start
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._synthetic import (
     SyntheticCapture,
+    chain_record,
     free_decay_counts,
     realistic_capture,
     simulated_measurement,

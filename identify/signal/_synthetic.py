@@ -1,5 +1,11 @@
-"""Simulated captures: a free decay of the model as the encoders would have recorded it,
-ideal (free_decay_counts) or as a real rig would give it (realistic_capture)."""
+"""Simulated captures of every rig kind: a free decay of the model as the encoders would
+have recorded it, ideal (free_decay_counts) or as a real rig would give it
+(realistic_capture); a chain rig's swing with the same realism (chain_record).
+
+A chain record: a hand holds the links at x0's angles for rest_s with the realism's
+tremor, then lets go with x0's velocities (a push) on top of the tremor's; the true
+parameters move the links, and the record is what encoders of `quantum` read over a
+lossy link: white noise, interpolation error, count jitter, lost frames."""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ import numpy as np
 
 from ..model import (
     QUANTUM,
+    ChainParams,
+    ChainRig,
     FrictionParams,
     Realism,
     RigParams,
@@ -20,7 +28,7 @@ from ..model import (
     to_counts,
     true_rig,
 )
-from ._measurement import Measurement
+from ._measurement import Measurement, Record
 
 
 def _substeps(rate_hz: float) -> int:
@@ -111,3 +119,32 @@ def realistic_capture(nominal: RigParams, friction: FrictionParams,
                     rig=nominal, resolution_rad=quantum, capture_id=capture_id)
     # times on m.t's clock start at the first sample kept
     return SyntheticCapture(m, rig, friction, (n_hold - index[0]) / rate_hz, x0)
+
+
+def chain_record(rig: ChainRig, params: ChainParams, x0: np.ndarray | list[float],
+                 duration: float, realism: Realism | None = None, *, rest_s: float = 0.0,
+                 rate_hz: float = 1000.0,
+                 substeps: int = 4, quantum: float = QUANTUM,
+                 rng: np.random.Generator | None = None, capture_id: str | None = None
+                 ) -> Record:
+    """A free swing of `rig` with the true `params` (any scale) from x0 = (q, q')."""
+    realism = realism or Realism()
+    rng = rng if rng is not None else realism.rng()
+    x = np.asarray(x0, dtype=np.float64).reshape(1, -1)
+    if x.shape[1] != 2 * rig.links:
+        raise ValueError(f"x0 needs {2 * rig.links} entries for rig kind {rig.kind}")
+    n = rig.links
+    n_hold = int(round(rest_s * rate_hz))
+    tremor_q, tremor_v = hand_tremor(n_hold + 1, rate_hz, realism.hand_tremor_rad, rng, n)
+    x = x.copy()
+    x[0, :n] += tremor_q[-1]
+    x[0, n:] += tremor_v
+    k = int(round(duration * rate_hz)) + 1
+    free = params.simulate(rig.g_plane, x, np.array([k]), 1.0 / rate_hz, substeps)
+    if not np.all(np.isfinite(free)):
+        raise ValueError("the simulation diverged: check the parameters")
+    angles = np.vstack([np.asarray(x0, dtype=np.float64)[:n] + tremor_q[:n_hold], free])
+    counts = encoder_counts(angles, quantum, realism, rng)
+    keep = lost_frames(angles.shape[0], realism, rng)
+    return Record(angles=counts[keep] * quantum, sample_index=np.flatnonzero(keep),
+                  rate_hz=rate_hz, resolution_rad=quantum, capture_id=capture_id)
