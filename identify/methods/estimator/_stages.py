@@ -116,14 +116,19 @@ def schwarz_bic(residual_rms: np.ndarray, points: int, parameters: int) -> float
                  + parameters * math.log(points * rms.size))
 
 
-def bound_sd(info: np.ndarray) -> np.ndarray:
+def unseen(inverse: np.ndarray, info: np.ndarray) -> np.ndarray:
+    """Which variables a pseudo-inverse `inverse` of the information `info` dropped: a
+    true inverse has diag(A^-1) >= 1 / diag(A), so a product below 1/2 is a direction
+    the data do not see (a term run down to where the motion no longer feels it)."""
+    return np.asarray(np.diag(inverse) * np.diag(info) < 0.5)
+
+
+def bound_sd(info: np.ndarray, inverse: np.ndarray | None = None) -> np.ndarray:
     """The Cramer-Rao bound of every variable from the information A = J^T J (residuals
-    in noise units): sqrt(diag(A^-1)). diag(A^-1) >= 1 / diag(A); below that the
-    pseudo-inverse dropped a direction the data do not see (a term run down to where the
-    motion no longer feels it) and no bound holds the variable: infinite."""
-    var = np.diag(np.linalg.pinv(info, hermitian=True))
-    lost = var * np.diag(info) < 0.5
-    return np.where(lost, np.inf, np.sqrt(np.clip(var, 0.0, None)))
+    in noise units): sqrt(diag(A^-1)), infinite where the pseudo-inverse dropped the
+    variable (`unseen`): no bound holds it. `inverse`: A's pseudo-inverse, if at hand."""
+    inv = np.linalg.pinv(info, hermitian=True) if inverse is None else inverse
+    return np.where(unseen(inv, info), np.inf, np.sqrt(np.clip(np.diag(inv), 0.0, None)))
 
 
 def log_interval(log_value: float, log_sd: float) -> tuple[float, tuple[float, float]]:
@@ -171,4 +176,4 @@ def excess_warning(excess: np.ndarray, names: Sequence[str]) -> str | None:
 
 __all__ = ["ADEQUATE_EXCESS", "TOO_WIDE_NOTE", "UNIDENTIFIABLE_FACTOR", "bound_sd", "cubic_state",
            "decimated_runs", "excess_warning", "free_motion", "joint_inflation",
-           "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide", "widening"]
+           "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide", "unseen", "widening"]

@@ -153,7 +153,7 @@ def _solved(problem: ChainProblem, z0: np.ndarray, max_iter: int,
     info = res.jac.gram()
     info_inv = np.linalg.pinv(info, hermitian=True)
     return ChainFit(problem, res.x, res.fun, info_inv * tau, tau, res.njev, res.jac,
-                    crb=bound_sd(info))
+                    crb=bound_sd(info, info_inv))
 
 
 def drag_score(fit: ChainFit, step: float = 1e-6) -> float:

@@ -31,7 +31,14 @@ from ....signal import Decimated, Measurement, decimate, motion_start
 from ....solvers import REMAINING_CHI2, levenberg_marquardt
 from ..._joint_regression import regression_estimate
 from ..._pipeline import GENERIC_START, START_MU_S_OVER_MU_D
-from .._stages import bound_sd, cubic_state, joint_inflation, noise_sigma, schwarz_bic
+from .._stages import (
+    bound_sd,
+    cubic_state,
+    joint_inflation,
+    noise_sigma,
+    schwarz_bic,
+    unseen,
+)
 from ._prior import RIG_VARIABLES, RigPrior
 from ._problem import FRICTION_FREE, BlockJacobian, Segments, ShootingProblem, friction_bounds
 
@@ -298,7 +305,7 @@ def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
     # an interval of +-1e-8 %); such a friction term gets an infinite one (not identified)
     lost = np.zeros(cov.shape[0], dtype=bool)
     terms = slice(problem.n_rig, problem.n_rig + len(problem.friction_names))
-    lost[terms] = (np.diag(cov) * np.diag(info))[terms] < 0.5
+    lost[terms] = unseen(cov, info)[terms]
     cov[lost, lost] = np.inf
     rms = np.sqrt(((data * problem.sigma) ** 2).mean(axis=0))
     return ShootingFit(problem, z, cov, rms, noise, infl, problem.nfev, res.njev,
