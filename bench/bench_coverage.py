@@ -32,15 +32,20 @@ parameter against its Cramer-Rao bound per condition, and any interval narrower 
     python bench/bench_coverage.py [--captures 60] [--duration 35] [--seed 1]
                                    [--conditions realistic,table-v,...]
                                    [--method shooting|grey-box|...] [--figure PNG]
+                                   [--records JSONL]
 
 --figure draws identified against true values, with the 95 % intervals, for the main
 friction parameters and the rig quantities a free decay identifies (docs/ holds the one
-the README shows).
+the README shows). --records writes one JSON line per capture as it is done (condition,
+truth, value or assumed value, interval, identifiable and note of every friction
+parameter, the Cramer-Rao bounds, residuals over the noise, the laws chosen, seconds):
+what a question about single captures (which intervals missed, and where) starts from.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -143,6 +148,7 @@ def main() -> None:
     ap.add_argument("--method", default="shooting", choices=list(METHODS),
                     help="the estimator (grey-box: the baseline on the same captures)")
     ap.add_argument("--figure", help="write identified against true values to this PNG")
+    ap.add_argument("--records", help="write one JSON line per capture to this file")
     args = ap.parse_args()
     conditions = args.conditions.split(",")
     unknown = [c for c in conditions if c not in CONDITIONS]
@@ -153,6 +159,7 @@ def main() -> None:
     tally = Tally()
     by: dict[str, Tally] = {c: Tally() for c in conditions}
     t0 = time.perf_counter()
+    records = open(args.records, "w") if args.records else None  # noqa: SIM115
     for k in range(args.captures):
         condition = conditions[k % len(conditions)]
         cap = random_realistic_capture(rng, NOMINAL, TABLE_III_TRUTH, args.duration,
@@ -161,6 +168,9 @@ def main() -> None:
         noisy = condition in NOISY_CONDITIONS
         tally.add(cap, r, noisy)
         by[condition].add(cap, r, noisy)
+        if records is not None:
+            records.write(json.dumps(_record(args.seed, k, condition, cap, r)) + "\n")
+            records.flush()
         f = cap.friction
         rig_true = rig_quantities(cap.rig)
         rig_err = {q: 100 * ((r.rig[q].value or 0.0) / v - 1)
@@ -182,6 +192,8 @@ def main() -> None:
     print(f"{'condition':<11} {'n':>3} {'fit ok':>7} {'mu within 5 %':>14} {'rig 2 %':>8} "
           f"{'median s':>9} {'max s':>6}")
     for c, t in [*by.items(), ("all", tally)]:
+        if not t.n:  # fewer captures than conditions
+            continue
         main = f"{t.main_ok}/{t.main_n}" if t.main_n else "-"
         print(f"{c:<11} {t.n:>3} {t.fit_ok:>3}/{t.n:<3} {main:>14} {t.rig_ok:>4}/{t.n:<3} "
               f"{np.median(t.seconds):>9.1f} {max(t.seconds):>6.1f}")
@@ -199,9 +211,28 @@ def main() -> None:
     print(f"intervals narrower than +-1 % that missed: {len(tally.narrow_misses)}")
     for line in tally.narrow_misses:
         print(f"  {line}")
+    if records is not None:
+        records.close()
+        print(f"records: {args.records}")
     if args.figure:
         _figure(tally, args.figure, f"{n} captures, {args.method}")
         print(f"figure: {args.figure}")
+
+
+def _record(seed: int, k: int, condition: str, cap: SyntheticCapture,
+            r: IdentificationResult) -> dict[str, object]:
+    """One capture's line of --records."""
+    truth = cap.friction.model_dump()
+    return {
+        "seed": seed, "capture": k, "condition": condition,
+        "compute_seconds": r.compute_seconds,
+        "residual_over_noise": r.diagnostics.get("residual_over_noise"),
+        "friction_laws": r.diagnostics.get("friction_laws"),
+        "cramer_rao": r.diagnostics.get("cramer_rao", {}),
+        "parameters": {name: {"truth": truth.get(name), "value": p.value, "assumed": p.assumed,
+                              "ci95": p.ci95, "identifiable": p.identifiable, "note": p.note}
+                       for name, p in r.parameters.items()},
+    }
 
 
 def _figure(tally: Tally, path: str, title: str) -> None:
