@@ -121,20 +121,30 @@ def _widened(sub: np.ndarray) -> np.ndarray:
     return win.max(axis=1).astype(np.int64)
 
 
+#: classic RK4 is stable on a decaying rate lambda for h lambda up to 2.785; kept below
+RK4_STABLE_HL = 2.5
+
+
 def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int,
-                       omega_ref: float = OMEGA_REF, max_sub: int = 16) -> np.ndarray:
+                       omega_ref: float = OMEGA_REF, max_sub: int = 16,
+                       rate: list[np.ndarray] | None = None) -> np.ndarray:
     """substep_schedule from simulated pieces instead of the measurement: q[i] the angles
     (m, 2) at grid points k[i] (consecutive), n intervals in all. A noisy capture's
     differentiated acceleration asks for the most substeps everywhere (on seed 000's
     Table V noise: 16 on 91 % of the intervals); a simulation of a fit asks only where
-    the motion does."""
+    the motion does. rate[i]: the friction's rate along piece i (identify.model
+    friction_rate): near zero velocity, substeps enough for RK4 to stay stable on it."""
     sub = np.ones(n, dtype=np.int64)
-    for rows, piece in zip(k, q):
+    for i, (rows, piece) in enumerate(zip(k, q)):
         if piece.shape[0] < 3:
             continue
         v = np.gradient(piece, h, axis=0)
         a = np.gradient(v, h, axis=0)
         need = _substeps_needed(np.abs(v), np.abs(a), h, omega_ref, max_sub)
+        if rate is not None:
+            near = np.abs(v) < 10.0 * omega_ref + 3.0 * np.abs(a) * h
+            stable = np.where(near, np.ceil(rate[i] * h / RK4_STABLE_HL), 1.0).max(axis=1)
+            need = np.maximum(need, np.clip(stable, 1, max_sub).astype(np.int64))
         sub[rows] = np.maximum(sub[rows], need)
     return _widened(sub)
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         coefficients,
         extra_torque,
         friction,
+        friction_rate,
         friction_torque,
         inverse_dynamics,
         mass_matrix,
@@ -121,8 +122,8 @@ _EXPORTS = {
     ),
     "._equations": (
         "N_COEFF", "RIG_LAYOUT", "acceleration", "acceleration_of", "bias_gravity",
-        "coefficients", "extra_torque", "friction", "friction_torque", "inverse_dynamics",
-        "mass_matrix", "total_energy",
+        "coefficients", "extra_torque", "friction", "friction_rate", "friction_torque",
+        "inverse_dynamics", "mass_matrix", "total_energy",
     ),
     "._params": (
         "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "FrictionParams",
@@ -165,7 +166,8 @@ __all__ = [
     "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
     "RIG_ERROR_FIELDS", "RIG_LAYOUT", "FrictionParams", "Realism", "RigParams",
     "Tremor", "acceleration", "bias_gravity", "encoder_counts", "encoder_quantum", "extra_torque",
-    "friction", "friction_torque", "hand_tremor", "inverse_dynamics", "joint_of", "joint_params",
+    "friction", "friction_rate", "friction_torque", "hand_tremor", "inverse_dynamics",
+    "joint_of", "joint_params",
     "lost_frames", "mass_matrix", "param_index", "param_indices", "param_name", "simulate",
     "simulate_batch", "simulate_from", "simulate_rk4", "simulate_scheduled", "term_of",
     "to_counts", "total_energy", "true_rig",

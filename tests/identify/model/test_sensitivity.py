@@ -14,9 +14,11 @@ import pytest
 from identify import TABLE_III_TRUTH, RigParams
 from identify.model import (
     N_COEFF,
+    acceleration_derivatives,
     coefficient_jacobian,
     coefficients,
     equivalent_rigs,
+    friction_rate,
     normalised,
     simulate_scheduled,
     simulate_sensitivity,
@@ -76,3 +78,21 @@ def test_the_derivatives_by_the_rig_and_friction_match_central_differences(case)
         fd = (_sim(rp[0], fp[0], x0, sched) - _sim(rm[0], fm[0], x0, sched)) / (2 * step)
         scale = max(np.abs(fd).max(), 1e-12)
         assert np.abs(dq_du[:, :, i] - fd).max() <= 1e-4 * scale, f"u[{i}]"
+
+
+@pytest.mark.parametrize("th1", [0.3, 1.6, 2.9])
+def test_friction_rate_is_the_accelerations_derivative_by_the_joints_own_velocity_at_rest(th1):
+    # at zero velocity the friction's slope alone moves q''_j with q'_j (no Coriolis term)
+    rig = RigParams(tilt_deg=12.0).as_array()
+    c = coefficients(rig, TABLE_III_TRUTH.as_array())
+    da, work = np.empty((2, 4 + N_COEFF)), np.empty((5, 4 + N_COEFF))
+    acceleration_derivatives(c, 0.1, th1, 0.0, 0.0, da, work)
+    rate = friction_rate(c, np.array([th1]))[0]
+    assert rate == pytest.approx([-da[0, 2], -da[1, 3]], rel=1e-9)
+
+
+def test_a_sharper_floor_asks_for_a_proportionally_higher_rate():
+    c = coefficients(RigParams().as_array(), TABLE_III_TRUTH.as_array())
+    th1 = np.array([1.0])
+    wide, sharp = friction_rate(c, th1), friction_rate(c, th1, omega_t_min=1e-4)
+    assert np.all(sharp > 10 * wide)

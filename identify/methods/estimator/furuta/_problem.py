@@ -33,7 +33,9 @@ from ....model import (
     NORMALISED,
     PARAM_NAMES,
     coefficient_jacobian,
+    coefficients,
     equivalent_rigs,
+    friction_rate,
     simulate_jobs,
     simulate_jobs_sensitivity,
 )
@@ -184,8 +186,14 @@ class ShootingProblem:
         sims = self._run(np.repeat(self.u_of(z[:self.n_global])[None], n, axis=0),
                          self.states(z), np.arange(n))
         k = [first + np.arange(length) for first, length in zip(self.seg.start, self.seg.length)]
+        rate = None
+        if self.floor == FINE_FLOOR:  # only a transition this sharp outruns RK4's stability
+            rig, fr = equivalent_rigs(self.u_of(z[:self.n_global])[None])
+            c = coefficients(rig[0], fr[0])
+            rate = [friction_rate(c, sim[:, 1], self.floor[0]) for sim in sims]
         self.sched = simulated_schedule(k, sims, self.d.h, self.sched.size,
-                                        omega_ref=self.floor[0], max_sub=self.floor[1])
+                                        omega_ref=self.floor[0], max_sub=self.floor[1],
+                                        rate=rate)
         self._cache = None
 
     def reweigh(self, sigma: np.ndarray) -> None:

@@ -136,8 +136,11 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
         asked.append(("drag1", "spring0", "spring_rest0"))
     best = fit
     for extras in asked:
+        # both terms start from the better fit with one of them: from the fit without,
+        # 40 iterations left drag and cable together 3,700 BIC worse than the cable alone
+        warm = best if set(best.extras) <= set(extras) else fit
         trial = fit_shooting(m, prior, extras=extras, laws=fit.problem.laws, progress=progress,
-                             warm=fit)
+                             warm=warm)
         if extras == ("drag1",):
             trial = replace(trial, drag_score=stat)
         fits.append(trial)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from identify import TABLE_III_TRUTH, RigParams
-from identify.methods._oe_problem import substep_schedule
+from identify.methods._oe_problem import simulated_schedule, substep_schedule
 from identify.methods.estimator import noise_sigma
 from identify.methods.estimator.furuta import (
     FRICTION_FREE,
@@ -82,3 +82,16 @@ def test_a_noisy_capture_gets_substeps_only_where_the_simulated_motion_reverses(
     assert (from_data == from_data.max()).mean() > 0.5
     assert (p.sched > 1).mean() < 0.15
     assert p.sched.max() > 1  # reversals still get their substeps
+
+
+def test_a_joint_held_near_zero_velocity_gets_substeps_enough_for_rk4_to_stay_stable():
+    # joint 0 still (no acceleration: accuracy asks no substeps), joint 1 swinging
+    n, h = 200, 0.002
+    q = np.column_stack([np.full(n, 0.3), np.sin(3.0 * np.arange(n) * h)])
+    # h rate 10 on the still joint, 0.1 on the swinging one
+    rate = np.column_stack([np.full(n, 10.0 / h), np.full(n, 0.1 / h)])
+    plain = simulated_schedule([np.arange(n)], [q], h, n, omega_ref=5e-4, max_sub=64)
+    stable = simulated_schedule([np.arange(n)], [q], h, n, omega_ref=5e-4, max_sub=64,
+                                rate=[rate])
+    assert plain.max() == 1
+    assert np.all(stable == 4)  # ceil(10 / RK4_STABLE_HL)
