@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from ._stages import (
         ADEQUATE_EXCESS,
         UNIDENTIFIABLE_FACTOR,
+        WALD_LOG_SD,
+        WEAK_NOTE,
         bound_sd,
         cubic_state,
         decimated_runs,
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
         noise_sigma,
         schwarz_bic,
         too_wide,
+        weakly_determined,
         widening,
     )
     from .chain import (
@@ -54,9 +57,10 @@ _EXPORTS = {
         "could_win_bic", "not_fitted_note", "score",
     ),
     "._stages": (
-        "ADEQUATE_EXCESS", "UNIDENTIFIABLE_FACTOR", "bound_sd", "cubic_state", "decimated_runs",
-        "excess_warning", "free_motion", "joint_inflation", "log_interval", "noise_sigma",
-        "schwarz_bic", "too_wide", "widening",
+        "ADEQUATE_EXCESS", "UNIDENTIFIABLE_FACTOR", "WALD_LOG_SD", "WEAK_NOTE", "bound_sd",
+        "cubic_state", "decimated_runs", "excess_warning", "free_motion", "joint_inflation",
+        "log_interval", "noise_sigma", "schwarz_bic", "too_wide", "weakly_determined",
+        "widening",
     ),
     ".chain": (
         "ChainData", "ChainFit", "ChainProblem", "DEFAULT_SEGMENT_S", "LAWS_AUTO", "LAW_TERMS",
@@ -71,10 +75,11 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ADEQUATE_EXCESS", "ChainData", "ChainFit", "ChainProblem", "DEFAULT_SEGMENT_S", "LAWS_AUTO",
-    "LAW_TERMS", "MIN_SEGMENT_S", "Scale", "UNIDENTIFIABLE_FACTOR", "bound_sd", "could_win_bic",
+    "LAW_TERMS", "MIN_SEGMENT_S", "Scale", "UNIDENTIFIABLE_FACTOR", "WALD_LOG_SD", "WEAK_NOTE",
+    "bound_sd", "could_win_bic",
     "cubic_state",
     "decimated_runs", "excess_warning", "fit_chain", "fit_law", "free_motion", "held_out_segments",
     "identify_chain", "identify_multiple_shooting", "joint_inflation", "log_interval", "meaning",
     "noise_sigma", "not_fitted_note", "record_runs", "result_params", "schwarz_bic", "score",
-    "segment_fits", "start_state", "too_wide", "validate_chain", "widening",
+    "segment_fits", "start_state", "too_wide", "validate_chain", "weakly_determined", "widening",
 ]

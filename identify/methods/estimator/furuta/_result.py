@@ -23,7 +23,15 @@ from ....results import IdentificationResult, ParameterEstimate, Response, fit_p
 from ....signal import Measurement
 from ..._names import ESTIMATOR
 from ..._pipeline import FN_T, FN_T_NOTE
-from .._stages import TOO_WIDE_NOTE, excess_warning, log_interval, too_wide, widening
+from .._stages import (
+    TOO_WIDE_NOTE,
+    WEAK_NOTE,
+    excess_warning,
+    log_interval,
+    too_wide,
+    weakly_determined,
+    widening,
+)
 from ._fit import ShootingFit
 from ._prior import RIG_VARIABLES, RigPrior
 from ._problem import FRICTION_FREE, friction_bounds
@@ -77,6 +85,9 @@ def _friction_estimates(fit: ShootingFit, tried: list[dict[str, Any]]
                 value=None, ci95=ci, identifiable=False, assumed=v,
                 note="not identifiable from this capture: " + (
                     f"the fit ran to its bound {v:.3g}" if at_bound else TOO_WIDE_NOTE))
+        elif weakly_determined(sd):
+            out[name] = ParameterEstimate(value=None, ci95=ci, identifiable=False, assumed=v,
+                                          note=WEAK_NOTE)
         else:
             out[name] = ParameterEstimate(value=v, ci95=ci, identifiable=True)
     for name in FN_T:
