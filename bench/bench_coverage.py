@@ -224,7 +224,7 @@ def _record(seed: int, k: int, condition: str, cap: SyntheticCapture,
     """One capture's line of --records."""
     truth = cap.friction.model_dump()
     return {
-        "seed": seed, "capture": k, "condition": condition,
+        "seed": seed, "capture": k + 1, "condition": condition,  # as printed
         "compute_seconds": r.compute_seconds,
         "residual_over_noise": r.diagnostics.get("residual_over_noise"),
         "friction_laws": r.diagnostics.get("friction_laws"),

@@ -212,7 +212,7 @@ def test_an_arm_refitted_on_the_fine_floor_keeps_finite_derivatives_and_the_refi
     """A noisy sensor (6 mrad) on an arm whose transition (omega_t0 1.7e-4 rad/s) is
     sharper than both floors, held still by it for long stretches: RK4's steps there
     outran the friction's stability on the fine floor, its sensitivities grew to 1e176,
-    the refit was thrown away and mu_d0 stood 7.2 % off with a +-2.6 % interval (capture 47
+    the refit was thrown away and mu_d0 stood 7.2 % off with a +-2.6 % interval (capture 48
     of bench_coverage's seed 2). The schedule now takes substeps enough to stay stable."""
     cap = _drawn(
         told={"m1": 0.3341686421258138, "m2": 0.13108967867501972,
@@ -241,7 +241,7 @@ def test_a_transition_escaped_above_every_start_on_a_noise_free_record_is_restar
     """A noise-free capture with drag, whose pendulum's omega_t (truth 0.071 rad/s) ran
     from its 1e-2 start to 0.92 rad/s, its hump taking up the viscous term (mu_d1 -12 %,
     mu_v1 +11 %, intervals missing by 5 sigma) with residuals under the quantum's floor,
-    where the excess over the noise sees nothing (capture 28 of bench_coverage's seed 2)."""
+    where the excess over the noise sees nothing (capture 29 of bench_coverage's seed 2)."""
     cap = _drawn(
         told={"m1": 0.401420863527893, "m2": 0.13282044639043997,
               "tilt_deg": 6.673558519153598, "m2_l2": 0.008175720825130213},
@@ -270,7 +270,7 @@ def test_a_transition_escaped_above_every_start_on_a_noise_free_record_is_restar
 def test_a_friction_value_held_too_loosely_for_its_wald_interval_is_an_estimate_only():
     """Table V noise on an arm whose friction the data barely reach: mu_v0 came out at
     +513 % with a standard error of 40 % and an interval missing the truth by 4.5 sigma
-    (capture 56 of bench_coverage's seed 2). A log-fitted value whose standard error
+    (capture 57 of bench_coverage's seed 2). A log-fitted value whose standard error
     passes WALD_LOG_SD is reported with its interval but not as identified."""
     cap = _drawn(
         told={"m1": 0.3483183677207562, "m2": 0.1247727497387771,
