@@ -30,6 +30,7 @@ from ..model import (
     param_index,
     param_indices,
     param_name,
+    quantisation_rms,
     simulate_from,
     term_of,
 )
@@ -291,5 +292,5 @@ def build_result(method: str, p: Prepared, oe: OEFit, free: list[int], elapsed: 
 
 
 def noise_floor(p: Prepared) -> float:
-    """Rms of encoder quantisation, Q / sqrt(12): what a right model leaves at worst."""
-    return p.init.quantum / math.sqrt(12.0)
+    """Rms of encoder quantisation (identify.model.quantisation_rms)."""
+    return quantisation_rms(p.init.quantum)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         COUNTS_PER_REV,
         QUANTUM,
         encoder_quantum,
+        quantisation_rms,
         to_counts,
     )
     from ._equations import (
@@ -118,7 +119,7 @@ _EXPORTS = {
         "unpack_inertial",
     ),
     "._encoder": (
-        "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "to_counts",
+        "COUNTS_PER_REV", "QUANTUM", "encoder_quantum", "quantisation_rms", "to_counts",
     ),
     "._equations": (
         "N_COEFF", "RIG_LAYOUT", "acceleration", "acceleration_of", "bias_gravity",
@@ -168,7 +169,8 @@ __all__ = [
     "Tremor", "acceleration", "bias_gravity", "encoder_counts", "encoder_quantum", "extra_torque",
     "friction", "friction_rate", "friction_torque", "hand_tremor", "inverse_dynamics",
     "joint_of", "joint_params",
-    "lost_frames", "mass_matrix", "param_index", "param_indices", "param_name", "simulate",
+    "lost_frames", "mass_matrix", "param_index", "param_indices", "param_name",
+    "quantisation_rms", "simulate",
     "simulate_batch", "simulate_from", "simulate_rk4", "simulate_scheduled", "term_of",
     "to_counts", "total_energy", "true_rig",
 ]

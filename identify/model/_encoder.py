@@ -21,6 +21,12 @@ def encoder_quantum(counts_per_rev: int) -> float:
 QUANTUM = encoder_quantum(COUNTS_PER_REV)
 
 
+def quantisation_rms(quantum: float = QUANTUM) -> float:
+    """The rms error of rounding to a count of `quantum`, Q / sqrt(12) (uniform over one
+    count): what a right model leaves at worst on a capture without other noise."""
+    return quantum / math.sqrt(12.0)
+
+
 def to_counts(angles: np.ndarray, quantum: float = QUANTUM) -> np.ndarray:
     """Angles (rad) as the encoder reads them: the nearest whole count, int32."""
     return np.rint(np.asarray(angles, dtype=np.float64) / quantum).astype(np.int32)

@@ -28,6 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...model import quantisation_rms
 from ...signal import Decimated, Record, contiguous_segments, decimate, motion_start
 from .._oe_problem import residual_inflation
 
@@ -86,7 +87,7 @@ def noise_sigma(d: Decimated, quantum: float) -> np.ndarray:
         res = np.concatenate([d.q[r, j] - savgol_filter(d.q[r, j], window, order)
                               for r in pieces]) if pieces else np.zeros(1)
         out[j] = float(np.sqrt(np.mean(res ** 2) / (1.0 - h0)))
-    return np.maximum(out, quantum / math.sqrt(12))
+    return np.maximum(out, quantisation_rms(quantum))
 
 
 def cubic_state(t: np.ndarray, q: np.ndarray, window_s: float) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...._progress import Progress
-from ....model import JOINT_NAMES, NORMALISED, QUANTUM
+from ....model import JOINT_NAMES, NORMALISED, QUANTUM, quantisation_rms
 from ....signal import Measurement
 from .._score import could_win_bic, not_fitted_note, score
 from .._stages import ADEQUATE_EXCESS, too_wide
@@ -159,7 +159,7 @@ def _restarted_chosen(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
         return fit
     for omega in RESTART_OMEGA_T:
         if best.excess.max() <= CHOSEN_RESTART_EXCESS and not escaped_transition(
-                best, (m.resolution_rad or QUANTUM) / math.sqrt(12)):
+                best, quantisation_rms(m.resolution_rad or QUANTUM)):
             break
         trial = fit_shooting(m, prior, laws=fit.problem.laws, extras=fit.extras,
                              progress=progress, omega_t_start=omega)
