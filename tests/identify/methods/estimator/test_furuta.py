@@ -8,8 +8,10 @@ intervals honest.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,7 @@ from identify.model import RIG_QUANTITIES, Realism, rig_quantities
 from identify.signal import motion_start, realistic_capture
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
+DATA = Path(__file__).resolve().parents[3] / "data"
 NOMINAL = RigParams()
 MAIN = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
 # the rig as built: CAD inertias and a pendulum length 5-8 % off
@@ -197,15 +200,17 @@ def test_an_arm_transition_sharper_than_the_fit_resolves_leaves_its_viscous_term
     assert r.parameters["mu_v1"].value == pytest.approx(friction.mu_v1, rel=0.02)
 
 
-def _drawn(told: dict, built: dict, friction: dict, pose: tuple[float, float],
-           realism: dict, rate_hz: float = 10_000.0):
-    """A capture of bench_coverage from its own draws, to the digit (rounded, a fit may
-    take another path): the rig told and built, friction, pose, realism."""
+def _drawn(name: str):
+    """A capture of bench_coverage rebuilt from its own draws, kept to the digit in
+    tests/data/bench_draws.json (rounded, a fit may take another path): the rig told and
+    built, friction, pose, realism and rate."""
+    d = json.loads((DATA / "bench_draws.json").read_text())[name]
     lab = {"cad_uncertainty": 0.1, "uncertainty": {"m1": 0.005, "m2": 0.005, "m2_l2": 0.005}}
-    return realistic_capture(NOMINAL.model_copy(update={**told, **lab}),
-                             TABLE_III_TRUTH.model_copy(update=friction), pose, 35.0,
-                             Realism(**realism), rest_s=1.0,
-                             rig=NOMINAL.model_copy(update=built), rate_hz=rate_hz)
+    return realistic_capture(NOMINAL.model_copy(update={**d["told"], **lab}),
+                             TABLE_III_TRUTH.model_copy(update=d["friction"]),
+                             tuple(d["pose"]), 35.0, Realism(**d["realism"]), rest_s=1.0,
+                             rig=NOMINAL.model_copy(update=d["built"]),
+                             rate_hz=d.get("rate_hz", 10_000.0))
 
 
 def test_an_arm_refitted_on_the_fine_floor_keeps_finite_derivatives_and_the_refit():
@@ -214,24 +219,7 @@ def test_an_arm_refitted_on_the_fine_floor_keeps_finite_derivatives_and_the_refi
     outran the friction's stability on the fine floor, its sensitivities grew to 1e176,
     the refit was thrown away and mu_d0 stood 7.2 % off with a +-2.6 % interval (capture 48
     of bench_coverage's seed 2). The schedule now takes substeps enough to stay stable."""
-    cap = _drawn(
-        told={"m1": 0.3341686421258138, "m2": 0.13108967867501972,
-              "tilt_deg": 18.80279447174165, "m2_l2": 0.00847235804294758},
-        built={"m1": 0.3334281789966408, "m2": 0.13075069905006262,
-               "j1z": 0.0029539728624151116, "j2x": 0.004863818940672845,
-               "j2y": 0.005040215885466682, "j2z": 3.0410790146692707e-06,
-               "l1": 0.06309758265525893, "l2": 0.06495587259652684,
-               "L1": 0.2213656068268191, "tilt_deg": 17.707098062032905},
-        friction={"mu_d0": 0.0004538337791992891, "mu_s0": 0.001175623810543825,
-                  "mu_v0": 0.0001399136651226583, "omega_t0": 0.00016539453682628172,
-                  "mu_d1": 0.00040724072246937785, "mu_s1": 0.0011139380789873547,
-                  "mu_v1": 0.0003934968806208254, "omega_t1": 0.04953135733656439},
-        pose=(-7.304298933978393, 61.733535580205825),
-        realism={"seed": 744113895, "hand_tremor_rad": 0.0020060088663025324,
-                 "push_rad_s": (-0.06274836807470749, -0.11397049307635565),
-                 "noise_rad": 0.006041942937496674,
-                 "interpolation_counts": 0.19034802881839258,
-                 "lost_frames": 0.003887810908997873})
+    cap = _drawn("seed 2 capture 48")
     r = identify(cap.measurement, "shooting")
     assert r.parameters["omega_t0"].assumed == pytest.approx(5e-4)  # the fine floor's
     assert r.parameters["mu_d0"].value == pytest.approx(cap.friction.mu_d0, rel=0.05)
@@ -242,24 +230,7 @@ def test_a_transition_escaped_above_every_start_on_a_noise_free_record_is_restar
     from its 1e-2 start to 0.92 rad/s, its hump taking up the viscous term (mu_d1 -12 %,
     mu_v1 +11 %, intervals missing by 5 sigma) with residuals under the quantum's floor,
     where the excess over the noise sees nothing (capture 29 of bench_coverage's seed 2)."""
-    cap = _drawn(
-        told={"m1": 0.401420863527893, "m2": 0.13282044639043997,
-              "tilt_deg": 6.673558519153598, "m2_l2": 0.008175720825130213},
-        built={"m1": 0.4008133851160769, "m2": 0.13172777495868587,
-               "j1z": 0.0028988979533953853, "j2x": 0.005160188631757426,
-               "j2y": 0.005014530992987271, "j2z": 2.8968727147791543e-06,
-               "l1": 0.06602645445072221, "l2": 0.06176330459114795,
-               "L1": 0.23695789730321068, "tilt_deg": 8.142928516737706,
-               "drag1": 4.064164563740174e-06, "spring0": 0.00025208219676000156},
-        friction={"mu_d0": 0.00030942207454456156, "mu_s0": 0.0005845563638718765,
-                  "mu_v0": 0.00023069100091480804, "omega_t0": 0.09082513365152266,
-                  "mu_d1": 0.00034955465883808014, "mu_s1": 0.0007145187177050217,
-                  "mu_v1": 0.000169988043735202, "omega_t1": 0.07100221871932519},
-        pose=(2.015320551275906, 139.92624565910063),
-        realism={"seed": 579050820, "hand_tremor_rad": 0.0010797111275136525,
-                 "push_rad_s": (-0.09383806445860432, 0.17019863329553964),
-                 "interpolation_counts": 0.0805659327519106,
-                 "lost_frames": 0.002892057306519243})
+    cap = _drawn("seed 2 capture 29")
     r = identify(cap.measurement, "shooting")
     for name in ("mu_d1", "mu_v1"):
         p = r.parameters[name]
@@ -272,24 +243,7 @@ def test_a_friction_value_held_too_loosely_for_its_wald_interval_is_an_estimate_
     +513 % with a standard error of 40 % and an interval missing the truth by 4.5 sigma
     (capture 57 of bench_coverage's seed 2). A log-fitted value whose standard error
     passes WALD_LOG_SD is reported with its interval but not as identified."""
-    cap = _drawn(
-        told={"m1": 0.3483183677207562, "m2": 0.1247727497387771,
-              "tilt_deg": 19.60360729610015, "m2_l2": 0.00738873038253856},
-        built={"m1": 0.3503578951605473, "m2": 0.12413770210527386,
-               "j1z": 0.0031521462740874803, "j2x": 0.00539416743783843,
-               "j2y": 0.005508913936325742, "j2z": 2.935405576356986e-06,
-               "l1": 0.05610510180885786, "l2": 0.05861832582776428,
-               "L1": 0.21804606959240339, "tilt_deg": 20.59831768805001},
-        friction={"mu_d0": 0.0003199946724071216, "mu_s0": 0.0004174301088742861,
-                  "mu_v0": 0.0003066782482376749, "omega_t0": 0.03815413996615231,
-                  "mu_d1": 0.0009400768036153223, "mu_s1": 0.0011260536357891172,
-                  "mu_v1": 0.00019631222766026117, "omega_t1": 0.0038918606120118254},
-        pose=(15.147586454151643, 96.10544156891814),
-        realism={"seed": 1147471332, "hand_tremor_rad": 0.0023061378294116585,
-                 "push_rad_s": (0.07939515255752766, 0.19770776473978485),
-                 "noise_rad": 0.1, "interpolation_counts": 0.27784652128647175,
-                 "lost_frames": 0.003335916627122976},
-        rate_hz=1000.0)
+    cap = _drawn("seed 2 capture 57")
     r = identify(cap.measurement, "shooting")
     mu_v0 = r.parameters["mu_v0"]
     assert not mu_v0.identifiable and mu_v0.value is None and mu_v0.note == WEAK_NOTE
