@@ -42,9 +42,9 @@ from .._stages import (
 from ._data import (
     SCOUT_THIN,
     chain_data,
-    chain_regression_start,
     free_runs,
     refine_substeps,
+    regression_start,
     thinned,
 )
 from ._problem import LAW_TERMS, ChainData, ChainProblem, law_name
@@ -209,7 +209,7 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
     say = progress or no_progress
     d, runs = free_runs(record, rig, exclude)
     data, states = chain_data(d, runs, rig, segment_s, record.resolution_rad)
-    start = chain_regression_start(d, runs, rig)
+    start = regression_start(record, rig, exclude, d, runs)
     auto = rig.friction == "auto"
     scout = thinned(data, SCOUT_THIN)
     # a named law is reached through the simpler ones: Stribeck's terms start from a
