@@ -1,8 +1,9 @@
 """The recommended estimator ("shooting"), one for every rig kind.
 
 The stages every kind shares (_stages: free motion, decimation, noise, start states, the
-covariance's inflation, Schwarz's criterion, the identifiability rule, the adequacy
-check) and the score test before an extra term (_score) are written once; each rig kind
+covariance's inflation, Schwarz's criterion, the too-wide and Wald limits, the adequacy
+check), the identifiability rule its parameters are reported by (_verdict) and the
+score test before an extra term (_score) are written once; each rig kind
 (furuta, chain) supplies its model, its parameters, its start and its candidates.
 """
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         weakly_determined,
         widening,
     )
+    from ._verdict import STRIBECK_NOTE, Z95, judged
     from .chain import (
         DEFAULT_SEGMENT_S,
         LAW_TERMS,
@@ -62,6 +64,9 @@ _EXPORTS = {
         "log_interval", "noise_sigma", "schwarz_bic", "too_wide", "weakly_determined",
         "widening",
     ),
+    "._verdict": (
+        "STRIBECK_NOTE", "Z95", "judged",
+    ),
     ".chain": (
         "ChainData", "ChainFit", "ChainProblem", "DEFAULT_SEGMENT_S", "LAWS_AUTO", "LAW_TERMS",
         "MIN_SEGMENT_S", "Scale", "fit_chain", "fit_law", "held_out_segments", "identify_chain",
@@ -74,12 +79,12 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "ADEQUATE_EXCESS", "ChainData", "ChainFit", "ChainProblem", "DEFAULT_SEGMENT_S", "LAWS_AUTO",
-    "LAW_TERMS", "MIN_SEGMENT_S", "Scale", "UNIDENTIFIABLE_FACTOR", "WALD_LOG_SD", "WEAK_NOTE",
-    "bound_sd", "could_win_bic",
-    "cubic_state",
-    "decimated_runs", "excess_warning", "fit_chain", "fit_law", "free_motion", "held_out_segments",
-    "identify_chain", "identify_multiple_shooting", "joint_inflation", "log_interval", "meaning",
-    "noise_sigma", "not_fitted_note", "record_runs", "result_params", "schwarz_bic", "score",
-    "segment_fits", "start_state", "too_wide", "validate_chain", "weakly_determined", "widening",
+    "ADEQUATE_EXCESS", "ChainData", "ChainFit", "ChainProblem", "DEFAULT_SEGMENT_S",
+    "LAWS_AUTO", "LAW_TERMS", "MIN_SEGMENT_S", "STRIBECK_NOTE", "Scale",
+    "UNIDENTIFIABLE_FACTOR", "WALD_LOG_SD", "WEAK_NOTE", "Z95", "bound_sd", "could_win_bic",
+    "cubic_state", "decimated_runs", "excess_warning", "fit_chain", "fit_law", "free_motion",
+    "held_out_segments", "identify_chain", "identify_multiple_shooting", "joint_inflation",
+    "judged", "log_interval", "meaning", "noise_sigma", "not_fitted_note", "record_runs",
+    "result_params", "schwarz_bic", "score", "segment_fits", "start_state", "too_wide",
+    "validate_chain", "weakly_determined", "widening",
 ]

@@ -29,13 +29,10 @@ from ....model import (
 from ....results import IdentificationResult, ParameterEstimate, normalized_compute_time
 from ....signal import Record
 from ..._names import ESTIMATOR
-from .._stages import excess_warning, log_interval, too_wide
+from .._stages import excess_warning
+from .._verdict import STRIBECK_NOTE, Z95, judged
 from ._fit import ChainFit, fit_chain, segment_fits
 from ._problem import LAW_TERMS, VT_COULOMB
-
-Z95 = 1.959964
-#: an interval wider than the value itself leaves the parameter undetermined
-UNDETERMINED_RATIO = 1.0
 
 MEANING = {
     "mu": "coupling inertia of links {i} and {j} (l_{i} nu_{j})",
@@ -69,21 +66,13 @@ def meaning(name: str) -> str:
     return f"{text}, divided by {norm}" if norm else text
 
 
-def _estimate(name: str, value: float, sd: float, log: bool = False) -> ParameterEstimate:
-    if log:  # v_t is fitted by its logarithm: the interval is a factor either side
-        _, ci = log_interval(math.log(value), sd)
-        ok = not too_wide(sd)
-        note = "" if ok else f"not identifiable: its interval spans a factor {ci[1] / value:.3g}"
-    else:
-        half = Z95 * sd
-        ci = (value - half, value + half)
-        ok = half < UNDETERMINED_RATIO * abs(value)
-        note = "" if ok else "not identifiable: its interval is wider than the value"
-        if not ok and name.startswith(("Fc", "Fs", "b", "cd")):
-            # a torque the fit keeps at or above zero: say how large the data allow it
-            ci = (max(ci[0], 0.0), ci[1])
-            note = f"indistinguishable from zero: at most {ci[1]:.3g} (95 %)"
-    return ParameterEstimate(value=value, ci95=ci, identifiable=ok, note=note or meaning(name))
+def _estimate(name: str, value: float, sd: float, at_bound: bool = False) -> ParameterEstimate:
+    """A chain parameter under the rule every kind shares (estimator._verdict.judged): v_t
+    fitted by its logarithm, the rest as they are; the Stribeck pair an estimate at best."""
+    term = name.split("/")[0].rstrip("0123456789")
+    return judged(value, sd, log=term == "vt", at_bound=at_bound,
+                  caveat=STRIBECK_NOTE if term in ("Fs", "vt") else None,
+                  nonnegative=term in ("Fc", "Fs", "b", "cd"), note=meaning(name))
 
 
 def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEstimate]:
@@ -92,6 +81,7 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
     k = len(problem.inertial)
     out: dict[str, ParameterEstimate] = {}
     sd = fit.sd
+    lo, hi = problem.bounds()
     for c in range(k):
         out[names[c]] = _estimate(names[c], float(fit.z[c]), float(sd[c]))
     norm = inertial_names(problem.data.links)[problem.norm]
@@ -102,7 +92,8 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
             if term in problem.joint_terms[i]:
                 c = names.index(name)
                 out[name] = _estimate(name, float(params.friction[i, col]), float(sd[c]),
-                                      log=term == "vt")
+                                      at_bound=term == "vt" and not lo[c] + 1e-4 < fit.z[c]
+                                      < hi[c] - 1e-4)
                 continue
             # a term outside the chosen law: say so, and what the law tried with it found
             other = [f for f in tried if term in f.problem.joint_terms[i]]
@@ -111,9 +102,9 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
                 o = other[0]
                 c = o.problem.parameter_names().index(name)
                 val = float(o.params.friction[i, col])
-                lo, hi = _estimate(name, val, float(o.sd[c]), log=term == "vt").ci95 or (0, 0)
-                note += (f"; the {o.problem.law} fit gives {val:.4g} in [{max(lo, 0.0):.4g}, "
-                         f"{hi:.4g}] and a BIC {o.bic - fit.bic:+.1f} worse")
+                a, b = _estimate(name, val, float(o.sd[c])).ci95 or (0, 0)
+                note += (f"; the {o.problem.law} fit gives {val:.4g} in [{max(a, 0.0):.4g}, "
+                         f"{b:.4g}] and a BIC {o.bic - fit.bic:+.1f} worse")
             assumed = (float(params.friction[i, 0]) if term == "Fs"
                        else VT_COULOMB if term == "vt" else 0.0)
             out[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,

@@ -23,28 +23,16 @@ from ....results import IdentificationResult, ParameterEstimate, Response, fit_p
 from ....signal import Measurement
 from ..._names import ESTIMATOR
 from ..._pipeline import FN_T, FN_T_NOTE
-from .._stages import (
-    TOO_WIDE_NOTE,
-    WEAK_NOTE,
-    excess_warning,
-    log_interval,
-    too_wide,
-    weakly_determined,
-    widening,
-)
+from .._stages import excess_warning, log_interval, widening
+from .._verdict import STRIBECK_NOTE, judged
 from ._fit import ShootingFit
 from ._prior import RIG_VARIABLES, RigPrior
 from ._problem import FRICTION_FREE, friction_bounds
 from ._rig import rig_estimates
 from ._select import select_model, unresolved_joints
 
-#: mu_s and omega_t act only near zero velocity and trade off along a curved valley: on
-#: realistic captures their Wald intervals, however narrow, missed the truth too often
-#: (bench/bench_real_rig.py) to be reported as identified
+#: the Stribeck pair of each joint (estimator._verdict.STRIBECK_NOTE)
 STRIBECK_NAMES = ("mu_s0", "omega_t0", "mu_s1", "omega_t1")
-STRIBECK_NOTE = ("estimated, not identified with confidence: mu_s and omega_t act only near "
-                 "zero velocity and trade off along a curved valley; the interval shown is "
-                 "the local (Wald) one and is not trusted")
 UNRESOLVED_NOTE = ("estimated, not identified with confidence: the friction transition is "
                    "sharper than the fit resolves (omega_t at its floor, 5e-4 rad/s, after "
                    "a refit with the finer floor) and "
@@ -70,26 +58,12 @@ def _friction_estimates(fit: ShootingFit, tried: list[dict[str, Any]]
             continue
         sd = math.sqrt(max(fit.cov[i, i], 0.0))
         sd *= float(widening(fit.excess)[int(name[-1])])  # the model error
-        v, ci = log_interval(float(fit.z[i]), sd)
-        lo_b, hi_b = float(f_lo[k]), float(f_hi[k])
-        at_bound = v <= lo_b * 1.0001 or v >= hi_b * 0.9999
-        wide = too_wide(sd)
-        if name in STRIBECK_NAMES and not (at_bound or wide):
-            out[name] = ParameterEstimate(value=None, ci95=ci, identifiable=False, assumed=v,
-                                          note=STRIBECK_NOTE)
-        elif name.startswith("mu_v") and name[-1] in unresolved and not (at_bound or wide):
-            out[name] = ParameterEstimate(value=None, ci95=ci, identifiable=False, assumed=v,
-                                          note=UNRESOLVED_NOTE)
-        elif at_bound or wide:
-            out[name] = ParameterEstimate(
-                value=None, ci95=ci, identifiable=False, assumed=v,
-                note="not identifiable from this capture: " + (
-                    f"the fit ran to its bound {v:.3g}" if at_bound else TOO_WIDE_NOTE))
-        elif weakly_determined(sd):
-            out[name] = ParameterEstimate(value=None, ci95=ci, identifiable=False, assumed=v,
-                                          note=WEAK_NOTE)
-        else:
-            out[name] = ParameterEstimate(value=v, ci95=ci, identifiable=True)
+        v = math.exp(float(fit.z[i]))
+        caveat = (STRIBECK_NOTE if name in STRIBECK_NAMES else
+                  UNRESOLVED_NOTE if name.startswith("mu_v") and name[-1] in unresolved
+                  else None)
+        out[name] = judged(v, sd, log=True, caveat=caveat,
+                           at_bound=v <= float(f_lo[k]) * 1.0001 or v >= float(f_hi[k]) * 0.9999)
     for name in FN_T:
         out[name] = ParameterEstimate(value=None, ci95=None, identifiable=False,
                                       note=FN_T_NOTE, assumed=1e-2)

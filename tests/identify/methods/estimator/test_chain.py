@@ -17,6 +17,7 @@ from identify import (
     result_params,
     validate_chain,
 )
+from identify.methods.estimator import STRIBECK_NOTE
 from identify.model import Realism, inertial_names
 from identify.seeds import lab_chain
 from identify.signal import chain_record
@@ -108,11 +109,16 @@ def test_a_single_joint_in_a_tilted_plane_recovers_brown_mcphee_friction(tilt):
     t = true.normalised()
     est = result.parameters
     assert est["kappa1/nu1"].value == pytest.approx(t.inertial[0], rel=0.01)
-    for name, col in (("Fc1/nu1", 0), ("Fs1/nu1", 1), ("vt1", 2), ("b1/nu1", 3)):
+    for name, col in (("Fc1/nu1", 0), ("b1/nu1", 3)):
         assert est[name].value == pytest.approx(t.friction[0, col], rel=0.05), name
+    # the Stribeck pair is estimated as closely, but reported as an estimate, as for every
+    # rig kind: its local intervals are not trusted (estimator._verdict.STRIBECK_NOTE)
+    for name, col in (("Fs1/nu1", 1), ("vt1", 2)):
+        assert not est[name].identifiable and est[name].note == STRIBECK_NOTE
+        assert est[name].assumed == pytest.approx(t.friction[0, col], rel=0.05), name
     # the Cramer-Rao bound of each parameter, relative, never wider than its interval
     crb = result.diagnostics["cramer_rao"]
-    for name in ("kappa1/nu1", "Fc1/nu1", "Fs1/nu1", "b1/nu1"):
+    for name in ("kappa1/nu1", "Fc1/nu1", "b1/nu1"):
         lo, hi = est[name].ci95 or (0.0, 0.0)
         assert 0 < 1.959964 * crb[name] * abs(est[name].value) <= (hi - lo) / 2 * (1 + 1e-9)
 
@@ -132,7 +138,7 @@ def test_a_double_pendulum_recovers_its_standard_parameters_and_joint_friction()
                 t.friction[i, col], rel=0.05)
     # joint 2's Stribeck terms are resolved (on RK4 steps short enough at the reversals);
     # joint 1's trade along a valley, which their intervals show
-    assert result.parameters["Fs2/mu12"].value == pytest.approx(t.friction[1, 1], rel=0.05)
+    assert result.parameters["Fs2/mu12"].assumed == pytest.approx(t.friction[1, 1], rel=0.05)
     for name, true_value in (("Fs1/mu12", t.friction[0, 1]), ("vt1", t.friction[0, 2])):
         lo, hi = result.parameters[name].ci95 or (0.0, 0.0)
         assert lo < true_value < hi, (name, lo, hi)
