@@ -27,6 +27,7 @@ from ....model import (
     chain_regressor,
     inertial_normaliser,
     link_pairs,
+    quantisation_rms,
     unpack_inertial,
 )
 from ....signal import Decimated, Record
@@ -123,7 +124,8 @@ def chain_data(d: Decimated, runs: list[slice], rig: ChainRig, segment_s: float 
     data = ChainData(q=q_all, lengths=np.array([q.shape[0] for _, q in pieces]),
                      t_start=np.array([t[0] for t, _ in pieces]), dt=dt,
                      sigma=noise_sigma(d, quantum), g_plane=rig.g_plane,
-                     slow=np.concatenate([slow_steps(q, dt) for _, q in pieces]))
+                     slow=np.concatenate([slow_steps(q, dt) for _, q in pieces]),
+                     floor=quantisation_rms(quantum))
     return data, np.array([start_state(t, q) for t, q in pieces])
 
 

@@ -5,7 +5,8 @@
 2. Levenberg-Marquardt (identify.solvers) on each friction law in turn, each from the
    best fit so far: viscous, Coulomb + viscous, Brown-McPhee (Fs = 1.3 Fc and v_t =
    0.05 rad/s to start, and again from VT_RESTARTS while the fit stays above the
-   noise), then quadratic drag on top of the best where its score test says it might
+   noise or a v_t escaped the starts' reach where the noise is the quantum's floor),
+   then quadratic drag on top of the best where its score test says it might
    pay (and, if drag wins, the law with or without Stribeck's terms beside it). `auto`
    keeps the law with the lowest BIC (Schwarz 1978, estimator._stages.schwarz_bic); a
    named law is reached through the simpler ones.
@@ -34,6 +35,7 @@ from .._score import could_win_bic, not_fitted_note, score
 from .._stages import (
     ADEQUATE_EXCESS,
     bound_sd,
+    escaped_transition,
     joint_inflation,
     schwarz_bic,
     too_wide,
@@ -60,8 +62,9 @@ SCOUT_ITERATIONS = 30
 SCOUT_FTOL = 1e-4
 FINAL_SIGMA_TOL = 0.1
 LAWS_AUTO = ("viscous", "coulomb-viscous", "brown-mcphee")
-#: rad/s: the transitions a law with Stribeck's terms is fitted from again when its first
-#: fit (from 0.05) stays above the noise
+#: rad/s: a law with Stribeck's terms starts its transitions here, and is fitted again from
+#: VT_RESTARTS when its first fit stays above the noise or a v_t escaped (_escaped)
+VT_START = 0.05
 VT_RESTARTS = (0.3, 0.01)
 #: the law with drag added
 DRAG_OF = {"viscous": "coulomb-viscous-drag", "coulomb-viscous": "coulomb-viscous-drag",
@@ -196,7 +199,7 @@ def _next_start(fit: ChainFit, law: str | Sequence[str]) -> ChainParams:
             fr[i, 4] = 0.1 * scale[i] / rms[i]
         if "Fs" in new - old:
             fr[i, 1] = 1.3 * fr[i, 0]
-            fr[i, 2] = 0.05
+            fr[i, 2] = VT_START
         if "Fs" in old - new:
             fr[i, 1] = fr[i, 0]
     return ChainParams(p.inertial, fr)
@@ -246,11 +249,13 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
 
 
 def _restarted(fit: ChainFit, start: ChainParams, states: np.ndarray) -> ChainFit:
-    """A law with Stribeck's terms whose fit stays above the noise, fitted again from
-    other transitions (VT_RESTARTS): v_t starts in a valley of its own (the real single
-    pendulum's stayed where it started, 0.01 -> 0.010, 0.05 -> 0.050, where a start at
-    0.3 reached a BIC 2,325 lower); the lowest BIC is kept."""
-    if not _has_stribeck(fit) or fit.excess.max() <= ADEQUATE_EXCESS:
+    """A law with Stribeck's terms whose fit stays above the noise or whose v_t escaped
+    (_escaped), fitted again from other transitions (VT_RESTARTS): v_t starts in a
+    valley of its own (the real single pendulum's stayed where it started, 0.01 ->
+    0.010, 0.05 -> 0.050, where a start at 0.3 reached a BIC 2,325 lower); the lowest
+    BIC is kept."""
+    if not _has_stribeck(fit) or (fit.excess.max() <= ADEQUATE_EXCESS
+                                   and not _escaped(fit)):
         return fit
     best = fit
     for vt in VT_RESTARTS:
@@ -260,6 +265,15 @@ def _restarted(fit: ChainFit, start: ChainParams, states: np.ndarray) -> ChainFi
                          fit.problem.laws)
         best = trial if trial.bic < best.bic else best
     return best
+
+
+def _escaped(fit: ChainFit) -> bool:
+    """A joint's v_t out of the starts' reach where the excess is blind (estimator._stages
+    .escaped_transition), the starts VT_START and VT_RESTARTS."""
+    p, d = fit.problem, fit.problem.data
+    vt = np.array([p.params(fit.z).friction[i, 2] if "vt" in terms else np.nan
+                   for i, terms in enumerate(p.joint_terms)])
+    return escaped_transition(vt, (VT_START, *VT_RESTARTS), d.sigma, d.floor)
 
 
 def _at_full_rate(fit: ChainFit, data: ChainData) -> ChainFit:

@@ -55,6 +55,7 @@ class ChainData:
     g_plane: float
     slow: np.ndarray  # (N,) bool: the step from this row meets a joint's reversal
     substeps: int | np.ndarray = 1  # RK4 steps per sample step, or one count per row
+    floor: float = 0.0  # rad, the noise floor: one encoder quantum's rms
 
     @property
     def links(self) -> int:

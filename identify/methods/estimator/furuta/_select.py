@@ -28,6 +28,7 @@ from ....model import JOINT_NAMES, NORMALISED, QUANTUM, quantisation_rms
 from ....signal import Measurement
 from .._score import could_win_bic, not_fitted_note, score
 from .._stages import ADEQUATE_EXCESS, too_wide
+from .._stages import escaped_transition as shared_escaped
 from ._fit import BROWN_MCPHEE, ShootingFit, finish, fit_free, fit_shooting
 from ._prior import RigPrior
 from ._problem import EXTRA_TERMS, FINE_FLOOR, ShootingProblem
@@ -171,20 +172,12 @@ def _restarted_chosen(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
 
 
 def escaped_transition(fit: ShootingFit, floor_noise: float) -> bool:
-    """Whether a joint whose noise is the quantum's floor (`floor_noise`: the data show
-    less, so its excess over the noise says nothing) has its omega_t above every start
-    (max(RESTART_OMEGA_T)). On a noise-free drag capture the pendulum's went from 1e-2 to
-    0.92 rad/s (truth 0.071), its hump taking up the viscous term (mu_d1 -12 %, mu_v1
-    +11 %) at 0.41 times that floor; restarted from 1e-1 it came to 0.22 times it, 23,500
-    lower in BIC and within 0.5 %. On a noisy record an escaped omega_t is the noise's
-    doing, and restarts there (Table V) found nothing better in 8-9 s more."""
+    """The fit's joints under the rule every kind restarts by (estimator._stages
+    .escaped_transition), the starts RESTART_OMEGA_T."""
     p = fit.problem
-    for j in (0, 1):
-        k = p.friction_index(f"omega_t{j}")
-        if (k is not None and math.exp(float(fit.z[k])) > max(RESTART_OMEGA_T)
-                and fit.noise[j] <= floor_noise * 1.001):
-            return True
-    return False
+    omega = np.array([math.exp(float(fit.z[k])) if k is not None else math.nan
+                      for k in (p.friction_index(f"omega_t{j}") for j in (0, 1))])
+    return shared_escaped(omega, RESTART_OMEGA_T, fit.noise, floor_noise)
 
 
 def _refined(fit: ShootingFit) -> ShootingFit:

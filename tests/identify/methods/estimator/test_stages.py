@@ -24,3 +24,19 @@ def test_a_log_fitted_value_is_weakly_determined_above_its_wald_limit_and_not_be
     assert not weakly_determined(WALD_LOG_SD)
     assert weakly_determined(WALD_LOG_SD * 1.01)
     assert weakly_determined(math.inf) and weakly_determined(math.nan)
+
+
+def test_a_transition_escaped_from_the_starts_counts_only_where_the_noise_is_the_floor():
+    from identify.methods.estimator._stages import ESCAPE_BELOW, escaped_transition
+
+    starts, floor = (0.01, 0.05, 0.3), 4.5e-5
+    at_floor = np.array([floor, floor])
+    assert escaped_transition(np.array([0.5, 0.02]), starts, at_floor, floor)  # above
+    assert escaped_transition(np.array([0.02, 0.01 / ESCAPE_BELOW / 2]), starts, at_floor,
+                              floor)  # below the lowest by more than the factor
+    assert not escaped_transition(np.array([0.02, 0.002]), starts, at_floor, floor)
+    # a joint with noise above the floor: the excess over the noise judges it instead
+    assert not escaped_transition(np.array([0.5, 0.02]), starts, np.array([1e-3, floor]),
+                                  floor)
+    # a joint without a transition (its law has none)
+    assert not escaped_transition(np.array([np.nan, 0.02]), starts, at_floor, floor)
