@@ -2,236 +2,31 @@
 
 They need no broker and no rig; bad arguments or files are one line and exit 2, every
 number checked against its range (_ranges) before any work; a fit that fails numerically
-is one line and exit 1 (_fit_guard).
+is one line and exit 1 (_fit_guard). What differs per rig kind is the kind's part
+(daq.cli.furuta, daq.cli.chain: _rig_commands.RigCommands), chosen by --rig, the kind a
+capture file recorded, or the config's [rig] kind.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-from pydantic import ValidationError
+from ..acquisition import kind_of
+from ..storage import write_capture_csv, write_capture_h5
+from ._capture_files import check_out_free, read_capture_file
+from ._kinds import RIG_COMMANDS, rig_family_of
+from ._ranges import check_numbers
+from ._usage import UsageError, settings_of
 
-from identify import (
-    METHODS,
-    PARAM_NAMES,
-    FrictionParams,
-    IdentificationResult,
-    Measurement,
-    format_fit,
-    identify,
-)
-from identify.model import RIG_ERROR_FIELDS, Realism, RigParams
-from identify.reference import TABLE_III_TRUTH
-
-from ..acquisition import Capture, TriggerInfo, kind_of, to_measurement
-from ..config import Settings, first_error
-from ..storage import CaptureLimits, read_capture, write_capture_csv, write_capture_h5
-from ._chain import cmd_compare_chain, cmd_identify_chain, cmd_simulate_chain, rig_family_of
-from ._fit_guard import fit_guard
-from ._measured import with_measured
-from ._progress import ProgressBar
-from ._ranges import Range, check_numbers
-from ._usage import UsageError, json_arg, settings_of
-
-__all__ = ["cmd_compare", "cmd_export", "cmd_identify", "cmd_simulate", "format_result"]
+__all__ = ["cmd_compare", "cmd_export", "cmd_identify", "cmd_simulate"]
 
 
-def _friction_arg(text: str) -> FrictionParams:
-    """A JSON object with any of the ten names (or an IdentificationResult's parameters)."""
-    obj = json_arg(text, "--friction")  # a whole result nests 4 deep, within the limit
-    if isinstance(obj, dict) and isinstance(obj.get("parameters"), dict):
-        obj = obj["parameters"]  # a whole IdentificationResult
-    if not isinstance(obj, dict):
-        raise UsageError("--friction: expected a JSON object of friction parameters")
-    unknown = sorted(set(obj) - set(PARAM_NAMES))
-    if unknown:
-        raise UsageError(f"--friction: unknown parameter {unknown[0]!r}; "
-                         f"names are {', '.join(PARAM_NAMES)}")
-    values = TABLE_III_TRUTH.model_dump()
-    for name, v in obj.items():
-        if isinstance(v, dict):  # {"value": x, ...} from a result; fall back to the assumed value
-            v = v.get("value") if v.get("value") is not None else v.get("assumed")
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
-            raise UsageError(f"--friction: {name} must be a finite number, got {v!r}")
-        values[name] = float(v)
-    try:
-        friction = FrictionParams(**values)
-    except ValidationError as exc:  # name the parameter and the rule it breaks
-        err = exc.errors()[0]
-        raise UsageError(f"--friction: {first_error(exc, '(parameters)')}, "
-                         f"got {err.get('input')!r}") from None
-    for name, v in values.items():  # the sign rules above, then the magnitude
-        _friction_range(name).check(f"--friction: {name}", v)
-    return friction
-
-
-#: --friction values lie within this factor of seed 000's Table III either way (a
-#: coefficient from 0): a bearing braked far harder makes the simulation diverge
-FRICTION_FACTOR = 1e3
-
-
-def _friction_range(name: str) -> Range:
-    truth = float(getattr(TABLE_III_TRUTH, name))
-    positive = name.startswith(("omega_t", "Fn_t"))  # a transition: never 0
-    return Range(truth / FRICTION_FACTOR if positive else 0.0, truth * FRICTION_FACTOR,
-                 f"(within a factor of {FRICTION_FACTOR:g} of seed 000's Table III)")
-
-
-def _check_out_free(out: Path, force: bool) -> None:
-    # before any work; the writer still refuses atomically should the file appear meanwhile
-    if not force and out.exists():
-        raise UsageError(f"--out {out}: already exists; use --force to overwrite")
-
-
-# -- simulate -----------------------------------------------------------------------------
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from drivers.sim import SimulatedRig
-
     settings = settings_of(args)
     check_numbers(args)
     family, args = rig_family_of(args, settings)
-    if family == "chain":
-        _check_out_free(Path(args.out), args.force)
-        _check_length(args, 1000.0 if args.rate is None else args.rate, settings)
-        return cmd_simulate_chain(args, _realism_arg(args, settings.sim.realism))
-    out = Path(args.out)
-    if out.suffix.lower() not in (".h5", ".hdf5", ".csv"):
-        raise UsageError(f"--out {out}: the file must end in .h5 or .csv")
-    _check_out_free(out, args.force)
-    rig = settings.rig.model_copy(update={"tilt_deg": args.tilt}) if args.tilt is not None \
-        else settings.rig
-    if not 0 <= rig.tilt_deg < 90:
-        raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
-    friction = _friction_arg(args.friction) if args.friction else settings.sim.friction
-    realism = _realism_arg(args, settings.sim.realism)
-    rate = settings.sample_rate_hz if args.rate is None else args.rate
-    if not (math.isfinite(rate) and 100 <= rate <= 100_000):
-        raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
-    _check_length(args, rate, settings)
-    src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
-                       rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
-                       hold_s=args.rest, realism=realism)
-    total = int(round(args.rest * rate)) + int(round(args.duration * rate)) + 1
-    bar = ProgressBar("simulate")
-    index, chunks = [], []
-    done = 0
-    while done < total:
-        n = min(10_000, total - done)
-        for block in src.read_link(n):
-            index.append(block.first_index + np.arange(len(block), dtype=np.int64))
-            chunks.append(block.counts)
-        done += n
-        bar(done / total, f"{done / rate:.1f} s")
-    bar.close()
-    counts = np.concatenate(chunks)
-    capture = Capture(
-        capture_id=out.stem, sample_index=np.concatenate(index), counts=counts,
-        sample_rate_hz=rate, counts_per_rev=src.info.counts_per_rev, rig=rig, source=src.info,
-        trigger=TriggerInfo(onset_index=src.release_index, start_index=0, end_index=total,
-                            end_reason="duration"))
-    writer = write_capture_csv if out.suffix.lower() == ".csv" else write_capture_h5
-    writer(out, capture, overwrite=args.force)
-    print(f"wrote {out}: {counts.shape[0]} samples, {args.duration:g} s after release from "
-          f"({args.theta0:g}, {args.theta1:g}) deg, tilt {rig.tilt_deg:g} deg")
-    if not realism.ideal:
-        print(f"  as a real rig: {_departures(rig, src.rig)}"
-              + (f"; {total - counts.shape[0]} samples lost" if counts.shape[0] < total else ""))
-    return 0
-
-
-def _check_length(args: argparse.Namespace, rate: float, settings: Settings) -> None:
-    """What simulate writes, identify reads: no longer than the settings allow a capture."""
-    limits = CaptureLimits.of(settings)
-    samples = round(args.rest * rate) + round(args.duration * rate) + 1
-    if samples > limits.max_samples or args.rest + args.duration > limits.max_duration_s:
-        raise UsageError(f"--rest {args.rest:g} and --duration {args.duration:g} at {rate:g} Hz "
-                         f"({samples} samples) make a capture longer than the settings allow "
-                         f"({limits.max_duration_s:g} s, {limits.max_samples} samples); raise "
-                         "trigger.max_duration_s to simulate it")
-
-
-def _realism_arg(args: argparse.Namespace, base: Realism) -> Realism:
-    """The config's realism with the command's options over it; one line if out of range."""
-    given = {"seed": args.seed, "rig_error": args.rig_error, "tilt_error_deg": args.tilt_error,
-             "drag1": args.drag, "spring0": args.spring, "hand_tremor_rad": args.tremor,
-             "push_rad_s": tuple(args.push) if args.push else None, "noise_rad": args.noise,
-             "jitter_counts": args.jitter, "interpolation_counts": args.interpolation,
-             "lost_frames": args.lost_frames}
-    try:
-        return Realism(**{**base.model_dump(), **{k: v for k, v in given.items()
-                                                  if v is not None}})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = str(err["loc"][0]) if err["loc"] else ""
-        option = _REALISM_OPTIONS.get(field) if given.get(field) is not None else None
-        where = option or f"[sim.realism] {field}"
-        raise UsageError(f"simulate: {where}: {err['msg']}") from None
-
-
-#: the simulate option of each Realism field, for errors that name what the user typed
-_REALISM_OPTIONS = {
-    "seed": "--seed", "rig_error": "--rig-error", "tilt_error_deg": "--tilt-error",
-    "drag1": "--drag", "spring0": "--spring", "hand_tremor_rad": "--tremor",
-    "push_rad_s": "--push", "noise_rad": "--noise", "jitter_counts": "--jitter",
-    "interpolation_counts": "--interpolation", "lost_frames": "--lost-frames"}
-
-
-def _departures(nominal: RigParams, true: RigParams) -> str:
-    """How the true rig departs from the nominal one, briefly."""
-    parts = [f"{name} {100 * (getattr(true, name) / getattr(nominal, name) - 1):+.1f} %"
-             for name in RIG_ERROR_FIELDS if getattr(true, name) != getattr(nominal, name)]
-    if true.tilt_deg != nominal.tilt_deg:
-        parts.append(f"tilt {true.tilt_deg:.2f} deg")
-    if true.drag1 != nominal.drag1:
-        parts.append(f"drag {true.drag1:g}")
-    if true.spring0 != nominal.spring0:
-        parts.append(f"spring {true.spring0:g}")
-    return ", ".join(parts) or "the nominal rig"
-
-
-# -- identify -----------------------------------------------------------------------------
-def _read(path: str, settings: Settings) -> Capture:
-    """A capture file within what the settings allow, with a bar while a long one is read."""
-    bar = ProgressBar(f"read {Path(path).name}")
-    try:
-        return read_capture(path, limits=CaptureLimits.of(settings), progress=bar)
-    finally:
-        bar.close()
-
-
-def _load_measurement(args: argparse.Namespace, settings: Settings,
-                      capture: Capture | None = None) -> Measurement:
-    path, tilt = args.file, args.tilt
-    capture = capture or _read(path, settings)
-    # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
-    rig = capture.rig if capture.source.kind != "replay" else settings.rig
-    rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
-    if not 0 <= rig.tilt_deg < 90:
-        raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
-    rig = with_measured(rig, args.measured, args.cad_uncertainty)
-    _check_moves(path, capture)
-    try:
-        return to_measurement(capture, rig)
-    except ValueError as exc:  # what identification cannot take: one line, naming the file
-        raise UsageError(f"{path}: {exc}") from None
-
-
-def _check_moves(path: str, capture: Capture) -> None:
-    """A capture in which neither joint moves more than two encoder counts is no free
-    decay; its fit would divide by a zero residual."""
-    quantum = 2 * math.pi / np.asarray(capture.counts_per_rev, dtype=np.float64)
-    if np.all(np.ptp(capture.angles_rad, axis=0) <= 2 * quantum):
-        raise UsageError(f"{path}: neither joint moves (a capture is a free decay after a "
-                         "release)")
-
-
-#: what to try when a Furuta fit fails numerically
-_FURUTA_HINT = ("check the rig values it starts from ([rig] in the config, --measured, "
-                "--tilt) against the rig, or try another --method")
+    return RIG_COMMANDS[family].simulate(args, settings)
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
@@ -240,114 +35,23 @@ def cmd_identify(args: argparse.Namespace) -> int:
     # the rig kind: --rig, else what an HDF5 capture recorded, else the [rig] config
     capture = None
     if args.rig is None and Path(args.file).suffix.lower() in (".h5", ".hdf5"):
-        capture = _read(args.file, settings)
+        capture = read_capture_file(args.file, settings)
         family = kind_of(capture.kind).family
     else:
         family, args = rig_family_of(args, settings)
-    return _IDENTIFY[family](args, capture)
+    return RIG_COMMANDS[family].identify(args, capture)
 
 
-def _identify_furuta(args: argparse.Namespace, capture: Capture | None) -> int:
-    settings = settings_of(args)
-    for flag in ("validate", "params", "unit", "zero", "friction_law", "segment_s"):
-        if getattr(args, flag, None):
-            raise UsageError(f"--{flag.replace('_', '-')} is for --rig single or nlink:N")
-    m = _load_measurement(args, settings, capture)
-    bar = ProgressBar(f"identify {args.method}")
-    try:
-        with fit_guard(args.file, _FURUTA_HINT):
-            result = identify(m, method=args.method, progress=bar)
-    finally:
-        bar.close()
-    if args.json:
-        print(result.to_json(indent=2))
-    else:
-        print(format_result(result))
-    return 0
-
-
-#: `identify` for each of the estimator's rig kinds
-_IDENTIFY: dict[str, Callable[[argparse.Namespace, Capture | None], int]] = {
-    "furuta": _identify_furuta, "chain": cmd_identify_chain}
-
-
-def format_result(result: IdentificationResult) -> str:
-    lines = [f"method {result.method}, capture {result.capture_id or '-'}, "
-             f"{result.capture_seconds:.2f} s at {result.sample_rate_hz:g} Hz, "
-             f"{result.lost_samples} samples lost",
-             f"{'parameter':<10} {'value':>12} {'95 % interval':>27}  note"]
-    for name, p in result.parameters.items():
-        val = "n/i" if p.value is None else f"{p.value:.5g}"
-        ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
-        lines.append(f"{name:<10} {val:>12} {ci:>27}  {p.note}")
-    if result.rig:
-        lines.append(f"{'rig':<26} {'value':>12} {'95 % interval':>27}  unit; note")
-        for name, p in result.rig.items():
-            if p.value is None:
-                continue
-            ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
-            lines.append(f"{name:<26} {p.value:>12.5g} {ci:>27}  {p.note}")
-        hidden = [n for n, p in result.rig.items() if p.value is None]
-        if hidden:
-            lines.append(f"not identifiable from a free decay: {', '.join(hidden)} "
-                         "(--json says what would separate each)")
-    lines.append(f"goodness of fit (seed 000 eq. 53): {format_fit(result.fit_percent)}")
-    lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
-                 f"{result.normalized_compute_time:.3g}")
-    return "\n".join(lines)
-
-
-# -- compare ----------------------------------------------------------------------------
 def cmd_compare(args: argparse.Namespace) -> int:
-    from identify.report import compare_methods, parameter_table, table_v
-
     check_numbers(args)
     family, args = rig_family_of(args, settings_of(args))
-    if family == "chain":
-        return cmd_compare_chain(args)
-    m = _load_measurement(args, settings_of(args))
-    methods = args.methods.split(",") if args.methods else None
-    unknown = [x for x in methods or [] if x not in METHODS]
-    if unknown:
-        raise UsageError(f"--methods: unknown method {unknown[0]!r}; choose from "
-                         f"{', '.join(sorted(METHODS))}")
-    bar = ProgressBar("compare")
-    try:
-        with fit_guard(args.file, _FURUTA_HINT):
-            results = compare_methods(m, methods, progress=bar)
-    finally:
-        bar.close()
-    print(table_v(results))
-    print()
-    print(parameter_table(results))
-    if args.plot:
-        from identify import DEFAULT_METHOD
-        from identify.methods import run_uas
-        from identify.report import summary_figure, write_figures
-
-        bar = ProgressBar("figures")
-        try:
-            with fit_guard(args.file, _FURUTA_HINT):
-                if not any("initial_state" in r.diagnostics for r in results):
-                    results.append(identify(m, method="grey-box"))
-                paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m),
-                                      progress=bar)
-                ref = next(r for r in results if "initial_state" in r.diagnostics)
-                best = next((r for r in results if r.method == DEFAULT_METHOD), ref)
-                paths.append(summary_figure(m, best, ref, Path(args.plot) /
-                                            f"fig9_summary_{best.method}.png"))
-        finally:
-            bar.close()
-        for path in paths:
-            print(f"wrote {path}")
-    return 0
+    return RIG_COMMANDS[family].compare(args)
 
 
-# -- export -------------------------------------------------------------------------------
 def cmd_export(args: argparse.Namespace) -> int:
-    capture = _read(args.file, settings_of(args))
+    capture = read_capture_file(args.file, settings_of(args))
     out = Path(args.out)
-    _check_out_free(out, args.force)
+    check_out_free(out, args.force)
     if out.suffix.lower() == ".csv":
         write_capture_csv(out, capture, overwrite=args.force)
     elif out.suffix.lower() in (".h5", ".hdf5"):

@@ -59,7 +59,7 @@ def _chain_sim(settings: Settings, paced: bool, pose_deg: tuple[float, float],
     """The chain rig [rig] kind names, on the same two channels."""
     from drivers.sim import ChainMount, SimulatedChainRig
 
-    from ._chain import default_chain_params
+    from .chain import default_chain_params
 
     sim, config = settings.sim, settings.rig_kind
     rig = ChainKind(config).rig

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daq.cli import _chain, _offline
+from daq.cli.chain import _commands as chain_commands
+from daq.cli.furuta import _commands as furuta_commands
 
 from .test_cli import assert_one_line_error, run_main
 
@@ -55,7 +56,7 @@ NUMERICAL = {"LinAlgError": _singular, "FloatingPointError": _overflow,
 @pytest.mark.parametrize("fails", list(NUMERICAL))
 def test_a_furuta_fit_failing_numerically_is_one_line_and_exit_1(capture, capfd, monkeypatch,
                                                                    recwarn, fails):
-    monkeypatch.setattr(_offline, "identify", NUMERICAL[fails])
+    monkeypatch.setattr(furuta_commands, "identify", NUMERICAL[fails])
     capfd.readouterr()
     rc, _ = run_main("identify", capture, "--method", "regression")
     assert rc == 1
@@ -68,7 +69,7 @@ def test_a_furuta_fit_failing_numerically_is_one_line_and_exit_1(capture, capfd,
 @pytest.mark.parametrize("where", ["identify_chain", "validate_chain"])
 def test_a_chain_fit_failing_numerically_is_one_line_and_exit_1(capfd, monkeypatch, fails,
                                                                   where):
-    monkeypatch.setattr(_chain, where, NUMERICAL[fails])
+    monkeypatch.setattr(chain_commands, where, NUMERICAL[fails])
     args = ["--validate", "50:55"] + (["--params-only", "--params", '{"nu1": 1, "kappa1": 0.15}']
                                       if where == "validate_chain" else [])
     rc, _ = run_main("identify", SWING, "--rig", "single", *args)
@@ -87,20 +88,20 @@ def test_compare_failing_numerically_is_one_line_and_exit_1(capture, capfd, monk
 
 
 def test_identifys_own_refusal_stays_bad_input(capture, capfd, monkeypatch):
-    monkeypatch.setattr(_offline, "identify", _own_value_error)
+    monkeypatch.setattr(furuta_commands, "identify", _own_value_error)
     capfd.readouterr()
     assert run_main("identify", capture)[0] == 2
     assert_one_line_error(capfd, "c.h5: the capture holds no free swing")
 
 
 def test_the_warnings_of_a_fit_that_succeeds_are_still_shown(capture, monkeypatch):
-    real: Callable[..., Any] = _offline.identify
+    real: Callable[..., Any] = furuta_commands.identify
 
     def warns(*args: Any, **kwargs: Any) -> Any:
         warnings.warn("a warning worth reading", RuntimeWarning, stacklevel=1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_offline, "identify", warns)
+    monkeypatch.setattr(furuta_commands, "identify", warns)
     with pytest.warns(RuntimeWarning, match="a warning worth reading"):
         assert run_main("identify", capture, "--method", "regression")[0] == 0
 

@@ -1,4 +1,5 @@
-"""`hilrig identify FILE --rig single|nlink:N`: the chain rig kinds, with held-out validation.
+"""The offline commands for the chain rig kinds (single, nlink:N): simulate, identify with
+held-out validation, compare.
 
 A record `t,theta1[,theta2[,theta3]]` (absolute link angles; unit and zero from the flags
 or a `# unit=deg zero=hanging` comment above the header) is identified by
@@ -24,47 +25,26 @@ from identify import (
     format_fit,
     identify_chain,
     result_params,
-    rig_family,
     validate_chain,
 )
 from identify.model import CHAIN_FRICTION_TERMS, inertial_names, inertial_normaliser
 
-from ..acquisition import Capture, to_record
-from ..config import Settings
-from ..storage import CaptureLimits, read_joint_csv, write_joint_csv
-from ._chain_options import check_span, params_arg, scale_arg, segment_arg, span_arg
-from ._fit_guard import fit_guard
-from ._progress import ProgressBar
-from ._usage import UsageError, settings_of
+from ...acquisition import Capture, to_record
+from ...config import RigKindConfig, Settings
+from ...storage import CaptureLimits, read_joint_csv, write_joint_csv
+from .._capture_files import check_out_free
+from .._fit_guard import fit_guard
+from .._progress import ProgressBar
+from .._rig_commands import RigCommands
+from .._simulate_options import check_capture_length, realism_arg
+from .._usage import UsageError, settings_of
+from ._options import check_span, params_arg, scale_arg, segment_arg, span_arg
 
-__all__ = ["cmd_compare_chain", "cmd_identify_chain", "cmd_simulate_chain", "rig_family_of"]
+__all__ = ["CHAIN_COMMANDS", "default_chain_params", "given_ratios"]
 
 #: what to try when a chain fit fails numerically
 _CHAIN_HINT = ("check the record's --unit and --zero, --tilt and --params, or try another "
                "--friction-law")
-
-
-def rig_family_of(args: argparse.Namespace, settings: Settings
-                  ) -> tuple[str, argparse.Namespace]:
-    """The estimator's rig kind ('furuta' or 'chain') of --rig, else of the config's [rig]
-    kind, and the arguments to go on with: a copy that takes a chain kind from the config
-    with its friction law and plane tilt (the caller's arguments are left as they were)."""
-    if getattr(args, "rig", None):
-        try:
-            return rig_family(args.rig), args
-        except ValueError as exc:
-            raise UsageError(f"--rig: {exc}") from None
-    config = settings.rig_kind
-    family = rig_family(config.kind)
-    if family != "chain":
-        return family, args
-    filled = argparse.Namespace(**vars(args))
-    filled.rig = config.kind
-    if hasattr(filled, "friction_law"):
-        filled.friction_law = filled.friction_law or config.friction
-    if hasattr(filled, "tilt"):
-        filled.tilt = config.plane_tilt_deg if filled.tilt is None else filled.tilt
-    return family, filled
 
 
 def _record(args: argparse.Namespace, links: int) -> Record:
@@ -94,7 +74,7 @@ def _rig(args: argparse.Namespace) -> ChainRig:
         raise UsageError(f"--rig/--tilt: {str(exc).splitlines()[-1].strip()}") from None
 
 
-def cmd_identify_chain(args: argparse.Namespace, capture: Capture | None = None) -> int:
+def _identify(args: argparse.Namespace, capture: Capture | None = None) -> int:
     """Identify (and validate) a chain rig's record: a CSV, or a capture recorded with
     its kind."""
     if capture is not None:
@@ -197,11 +177,14 @@ def default_chain_params(links: int) -> ChainParams:
     return lab_chain(links)
 
 
-def cmd_simulate_chain(args: argparse.Namespace, realism: Any) -> int:
+def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     from identify.signal import chain_record
 
-    rig = _rig(args)
     out = Path(args.out)
+    check_out_free(out, args.force)
+    check_capture_length(args, 1000.0 if args.rate is None else args.rate, settings)
+    realism = realism_arg(args, settings.sim.realism)
+    rig = _rig(args)
     if out.suffix.lower() != ".csv":
         raise UsageError(f"--out {out}: a {rig.kind} record is written as CSV (t,theta1...)")
     params = params_arg(args.params, rig.links) if args.params else default_chain_params(rig.links)
@@ -225,7 +208,7 @@ def cmd_simulate_chain(args: argparse.Namespace, realism: Any) -> int:
 
 
 # -- compare --rig single|nlink:N -----------------------------------------------------------
-def cmd_compare_chain(args: argparse.Namespace) -> int:
+def _compare(args: argparse.Namespace) -> int:
     from identify.report import chain_table, compare_chain
 
     if args.methods or args.plot:
@@ -243,3 +226,19 @@ def cmd_compare_chain(args: argparse.Namespace) -> int:
           "fitted to its first 20 ms, the same rule for every method")
     print(chain_table(rows, rig))
     return 0
+
+
+def _from_config(args: argparse.Namespace, config: RigKindConfig) -> argparse.Namespace:
+    """The config's chain kind, with its friction law and plane tilt where the command line
+    left them out."""
+    args.rig = config.kind
+    if hasattr(args, "friction_law"):
+        args.friction_law = args.friction_law or config.friction
+    if hasattr(args, "tilt"):
+        args.tilt = config.plane_tilt_deg if args.tilt is None else args.tilt
+    return args
+
+
+#: the chain kinds' part of the offline commands (daq.cli._rig_commands)
+CHAIN_COMMANDS = RigCommands(simulate=_simulate, identify=_identify, compare=_compare,
+                             from_config=_from_config)

@@ -16,9 +16,9 @@ import numpy as np
 from identify import ChainParams, Record, Scale
 from identify.model import inertial_names, inertial_normaliser, unpack_inertial
 
-from ._measured import measured_value, relative_sd
-from ._ranges import MOST_S, Range
-from ._usage import UsageError, json_arg
+from .._measured import measured_value, relative_sd
+from .._ranges import MOST_S, Range
+from .._usage import UsageError, json_arg
 
 __all__ = ["PARAMS_RATIO", "PHYSICAL", "SCALE", "check_span", "params_arg", "scale_arg",
            "segment_arg", "span_arg"]
