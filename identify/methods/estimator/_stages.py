@@ -171,6 +171,15 @@ def too_wide(log_sd: float) -> bool:
     return not 1.96 * log_sd < math.log(UNIDENTIFIABLE_FACTOR)
 
 
+def transition_unsupported(log_value: float, lo: float, hi: float, log_sd: float) -> bool:
+    """Whether the data cannot carry a joint's Stribeck pair: its transition velocity,
+    fitted by its logarithm, at a bound [lo, hi] of the fit, or its interval a factor
+    UNIDENTIFIABLE_FACTOR either side (`too_wide`). Such a joint is tried without it
+    (Coulomb + viscous, mu_s = mu_d): on seed 000's Table V noise a Furuta pendulum's
+    omega_t escaped a hundredfold and its hump soaked up the viscous term."""
+    return bool(log_value <= lo + 1e-4 or log_value >= hi - 1e-4 or too_wide(log_sd))
+
+
 def widening(excess: np.ndarray) -> np.ndarray:
     """The factor each joint's intervals are widened by: its residuals' excess over the
     noise where that passes ADEQUATE_EXCESS (the model error, which the noise does not
@@ -223,5 +232,5 @@ def excess_warning(excess: np.ndarray, names: Sequence[str]) -> str | None:
 __all__ = ["ADEQUATE_EXCESS", "ESCAPE_BELOW", "TOO_WIDE_NOTE", "UNIDENTIFIABLE_FACTOR",
            "WALD_LOG_SD", "WEAK_NOTE", "bound_sd", "cubic_state", "decimated_runs",
            "escaped_transition", "excess_warning", "free_motion", "joint_inflation",
-           "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide", "unseen",
-           "weakly_determined", "widening"]
+           "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide",
+           "transition_unsupported", "unseen", "weakly_determined", "widening"]

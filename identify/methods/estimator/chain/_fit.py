@@ -38,7 +38,7 @@ from .._stages import (
     escaped_transition,
     joint_inflation,
     schwarz_bic,
-    too_wide,
+    transition_unsupported,
     widening,
 )
 from ._data import (
@@ -361,12 +361,12 @@ def _tried_from(src: ChainFit, laws: Sequence[str], best: ChainFit, fits: list[C
 
 
 def _vt_unsupported(fit: ChainFit, joint: int) -> bool:
-    """Whether the data cannot carry the joint's Stribeck pair: its v_t at a bound of the
-    fit, or its interval a factor 10 either side (estimator._stages.too_wide)."""
+    """Whether the data cannot carry the joint's Stribeck pair (estimator._stages
+    .transition_unsupported, the rule every kind shares)."""
     k = fit.problem.parameter_names().index(f"vt{joint + 1}")
     lo, hi = fit.problem.bounds()
     sd = float(np.sqrt(max(float(fit.cov[k, k]), 0.0)))
-    return bool(fit.z[k] <= lo[k] + 1e-4 or fit.z[k] >= hi[k] - 1e-4 or too_wide(sd))
+    return transition_unsupported(float(fit.z[k]), lo[k], hi[k], sd)
 
 
 def segment_fits(fit: ChainFit, names: Sequence[str]

@@ -27,7 +27,7 @@ from ...._progress import Progress
 from ....model import JOINT_NAMES, NORMALISED, QUANTUM, quantisation_rms
 from ....signal import Measurement
 from .._score import could_win_bic, not_fitted_note, score
-from .._stages import ADEQUATE_EXCESS, too_wide
+from .._stages import ADEQUATE_EXCESS, transition_unsupported
 from .._stages import escaped_transition as shared_escaped
 from ._fit import BROWN_MCPHEE, ShootingFit, finish, fit_free, fit_shooting
 from ._prior import RigPrior
@@ -109,8 +109,8 @@ def _without_stribeck(m: Measurement, prior: RigPrior | None, fit: ShootingFit, 
         return fit
     lo, hi = p.bounds()
     sd = math.sqrt(max(float(fit.cov[k, k]), 0.0))
-    at_bound = fit.z[k] <= lo[k] + 1e-4 or fit.z[k] >= hi[k] - 1e-4
-    if not (at_bound or too_wide(sd)) or joint_is_unresolved(fit, joint):
+    if not transition_unsupported(float(fit.z[k]), lo[k], hi[k], sd) \
+            or joint_is_unresolved(fit, joint):
         return fit
     trial = fit_shooting(m, prior, laws=_laws_with(fit, joint, COULOMB), extras=fit.extras,
                          progress=progress, warm=fit)
