@@ -4,7 +4,7 @@ Above identify.model (which it uses for the release's dynamics and for simulated
 captures), below the results and the methods.
 """
 
-from ._decimate import Decimated, decimate, decimate_mean
+from ._decimate import Decimated, decimate, decimate_mean, point_values
 from ._differentiate import (
     contiguous_segments,
     first_derivative_kernel,
@@ -35,7 +35,8 @@ __all__ = [
     "contiguous_segments",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
-    "holoborodko_second_coefficients", "savitzky_golay_first", "savitzky_golay_second",
+    "holoborodko_second_coefficients", "point_values", "savitzky_golay_first",
+    "savitzky_golay_second",
     "CONDITIONS", "NOISY_CONDITIONS", "random_realistic_capture", "realistic_capture",
     "second_derivative_kernel",
     "simulated_measurement",

@@ -7,7 +7,8 @@ extra terms it tries:
 1. Where the free motion starts (identify.signal.motion_start): a hold and a hand letting
    go stay out, as do spans held out for validation (`free_motion`).
 2. Decimation to the fit's rate by block means and Holoborodko derivatives (N = 51, 101,
-   seed 002) per gap-free run (identify.signal.decimate); each run a slice (`runs`).
+   seed 002) per gap-free run (identify.signal.decimate), the means then made point
+   values (identify.signal.point_values); each run a slice (`runs`).
 3. Noise per joint (`noise_sigma`), the weight of each joint's residuals.
 4. A start from the kind's regression on the derivatives.
 5. Output error over segments, each from its own state (`cubic_state` to start):
@@ -29,7 +30,14 @@ from dataclasses import replace
 import numpy as np
 
 from ...model import quantisation_rms
-from ...signal import Decimated, Record, contiguous_segments, decimate, motion_start
+from ...signal import (
+    Decimated,
+    Record,
+    contiguous_segments,
+    decimate,
+    motion_start,
+    point_values,
+)
 from .._oe_problem import residual_inflation
 
 #: residuals above this many times the noise: the model misses something the data show
@@ -62,9 +70,10 @@ def runs(d: Decimated, min_rows: int = MIN_RUN) -> list[slice]:
 def decimated_runs(record: Record, exclude: Sequence[tuple[float, float]], rate_hz: float
                    ) -> tuple[Decimated, list[slice]]:
     """Stages 1-2: the free motion outside `exclude` decimated to rate_hz (its times on the
-    record's own clock, t0_s + t) and its gap-free runs."""
+    record's own clock, t0_s + t; the angles at those times, identify.signal.point_values)
+    and its gap-free runs."""
     free = free_motion(record, exclude)
-    d = decimate(free, 0.0, rate_hz)
+    d = point_values(decimate(free, 0.0, rate_hz), free.rate_hz)
     d = replace(d, t=d.t + free.t0_s)
     return d, runs(d)
 

@@ -5,8 +5,9 @@ What it does, in order:
 1. Where the free motion starts: the first sample well outside what the rig did while
    held (rest, or a hand's tremor), plus a margin for the hand to let go; nothing before
    it is fitted, and nothing assumes a release from rest.
-2. Decimate to FIT_RATE_HZ and differentiate (Holoborodko N = 51, 101); the noise of
-   each joint from the data, with the encoder's quantum as a floor.
+2. Decimate to FIT_RATE_HZ and differentiate (Holoborodko N = 51, 101), the block means
+   made point values (identify.signal.point_values); the noise of each joint from the
+   data, with the encoder's quantum as a floor.
 3. A start for the friction from the per-joint regression (seed 002), where it works.
 4. Cut the capture into overlapping segments, each with a state of its own (._problem),
    fit the segments' states with the rest held, then everything: the rig's quantities
@@ -27,7 +28,7 @@ import numpy as np
 
 from ...._progress import Progress
 from ....model import QUANTUM
-from ....signal import Decimated, Measurement, decimate, motion_start
+from ....signal import Decimated, Measurement, decimate, motion_start, point_values
 from ....solvers import REMAINING_CHI2, levenberg_marquardt
 from ..._joint_regression import regression_estimate
 from ..._pipeline import GENERIC_START, START_MU_S_OVER_MU_D
@@ -227,7 +228,7 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     prior = prior or RigPrior.of(m.rig)
     quantum = m.resolution_rad or QUANTUM
     t_start = motion_start(m)
-    d = decimate(m, t_start, FIT_RATE_HZ)
+    d = point_values(decimate(m, t_start, FIT_RATE_HZ), m.rate_hz)
     sigma = noise_sigma(d, quantum)
     # short segments first: a rig or friction far from the truth cannot make a phase slip
     # within one second, so the fit finds the right valley (roughly: the next stage refines)

@@ -17,6 +17,7 @@ import pytest
 
 from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, identify
 from identify.methods.estimator import WALD_LOG_SD, WEAK_NOTE
+from identify.methods.estimator.furuta import COARSE_FLOOR
 from identify.model import RIG_QUANTITIES, Realism, rig_quantities
 from identify.signal import motion_start, realistic_capture
 
@@ -221,7 +222,8 @@ def test_an_arm_refitted_on_the_fine_floor_keeps_finite_derivatives_and_the_refi
     of bench_coverage's seed 2). The schedule now takes substeps enough to stay stable."""
     cap = _drawn("seed 2 capture 48")
     r = identify(cap.measurement, "shooting")
-    assert r.parameters["omega_t0"].assumed == pytest.approx(5e-4)  # the fine floor's
+    # below the coarse floor: the refit on the fine one was kept
+    assert r.parameters["omega_t0"].assumed < COARSE_FLOOR[0]
     assert r.parameters["mu_d0"].value == pytest.approx(cap.friction.mu_d0, rel=0.05)
 
 
@@ -318,21 +320,24 @@ def _sensor_captures(*which: int):
 
 
 @pytest.mark.slow
-def test_a_noisy_sensor_fit_left_above_the_noise_is_restarted_and_no_term_gets_a_null_interval(
+def test_a_noisy_sensor_capture_is_fitted_at_the_noise_and_no_term_gets_a_null_interval(
         monkeypatch):
     """On bench_coverage's noisy-sensor capture 33 the arm stayed 1.58 times above the
     noise with mu_d0 33 % off and mu_v0 at 1.3e-9 with an interval of zero width; the
-    fit is now restarted from other omega_t, and without the restart no term the motion
-    does not feel is reported with an interval at all."""
+    chosen model's restarts from other omega_t brought it to the noise. Since the fit
+    compares its simulation with the angles at the block times, not the block means
+    (identify.signal.point_values), the first fit lands there on its own: with or
+    without the restart, it is at the noise and no term has an interval of zero width."""
     import identify.methods.estimator.furuta._select as select
 
     cap = _sensor_captures(33)[33]
     r = identify(cap.measurement, "shooting")
-    assert max(r.diagnostics["residual_over_noise"].values()) < 1.1
-    for name in ("mu_d0", "mu_d1", "mu_v1"):
-        assert r.parameters[name].value == pytest.approx(getattr(cap.friction, name), rel=0.03)
-    monkeypatch.setattr(select, "CHOSEN_RESTART_EXCESS", 5.0)  # as before: no restart
-    stuck = identify(cap.measurement, "shooting")
-    for p in stuck.parameters.values():
-        assert p.ci95 is None or p.ci95[1] > p.ci95[0]
-    assert stuck.parameters["mu_v0"].value is None
+    monkeypatch.setattr(select, "CHOSEN_RESTART_EXCESS", 5.0)  # no restart
+    unrestarted = identify(cap.measurement, "shooting")
+    for result in (r, unrestarted):
+        assert max(result.diagnostics["residual_over_noise"].values()) < 1.1
+        for name in ("mu_d0", "mu_d1", "mu_v1"):
+            assert result.parameters[name].value == pytest.approx(getattr(cap.friction, name),
+                                                                  rel=0.03)
+        for p in result.parameters.values():
+            assert p.ci95 is None or p.ci95[1] > p.ci95[0]
