@@ -26,7 +26,15 @@ from pathlib import Path
 
 import numpy as np
 
-from identify import ChainParams, ChainRig, Record, identify_chain, result_params, validate_chain
+from identify import (
+    ChainParams,
+    ChainRig,
+    ParameterEstimate,
+    Record,
+    identify_chain,
+    result_params,
+    validate_chain,
+)
 from identify.model import Realism, inertial_names, inertial_normaliser
 from identify.seeds import identify_nlink, lab_chain
 from identify.signal import chain_record
@@ -97,8 +105,8 @@ def real(figure: Path | None) -> None:
                       f"{pub.inertial[i]:.5g}")
         for j in range(rig.links):
             print(f"  b{j + 1}/{norm} published {pub.friction[j, 3]:.4g}; hilrig "
-                  + ", ".join(f"{k}={p.value if p.value is None else round(p.value, 6)}"
-                              for k, p in res.parameters.items() if k.endswith(f"{j + 1}/{norm}")
+                  + ", ".join(_shown(k, p) for k, p in res.parameters.items()
+                              if k.endswith(f"{j + 1}/{norm}")
                               and not k.startswith(("kappa", "nu", "mu"))))
         if figure is not None and name == "single":
             from identify.report import plot_held_out
@@ -106,6 +114,14 @@ def real(figure: Path | None) -> None:
             path = plot_held_out(rec, rig, {"hilrig": result_params(res),
                                             "published": PUBLISHED[name]}, span, seg, figure)
             print(f"  figure: {path}")
+
+
+def _shown(name: str, p: ParameterEstimate) -> str:
+    """name=value, or name~value (n/i) for one reported not identified (its assumed or
+    estimated value), or name=- for a term the law leaves out with nothing assumed."""
+    if p.value is not None:
+        return f"{name}={p.value:.6g}"
+    return f"{name}~{p.assumed:.6g} (n/i)" if p.assumed is not None else f"{name}=-"
 
 
 def main() -> None:
