@@ -4,6 +4,7 @@ friction, tilt and encoders it is not told."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -285,6 +286,17 @@ def test_a_noisy_double_pendulum_whose_regression_is_an_unstable_rig_is_still_fi
         assert result.parameters[name].value == pytest.approx(value, rel=tolerance), name
 
 
+def _drawn(name: str) -> tuple[ChainRig, ChainParams, Record]:
+    """A record of bench_chain_coverage rebuilt from its own draws, kept to the digit in
+    tests/data/bench_chain_draws.json: the rig, its true parameters and the record."""
+    d = json.loads((DATA.parent / "bench_chain_draws.json").read_text())[name]
+    rig = ChainRig(kind=d["kind"])
+    true = ChainParams(np.array(d["inertial"]), np.array(d["friction"]))
+    record = chain_record(rig, true, d["x0"], 30.0, Realism(**d["realism"]), rest_s=1.0,
+                          rate_hz=1000.0)
+    return rig, true, record
+
+
 def test_a_noisy_double_pendulum_whose_regression_is_unphysical_at_the_fit_rate_is_fitted():
     """6 mrad of sensor noise at 1 kHz (bench_chain_coverage's seed 2, capture 16): at the
     fit's 500 Hz seed 002's regression gave a negative static moment and the whole
@@ -294,19 +306,7 @@ def test_a_noisy_double_pendulum_whose_regression_is_unphysical_at_the_fit_rate_
     from identify.methods.estimator._stages import decimated_runs
     from identify.methods.estimator.chain._data import FIT_RATE_HZ, chain_regression_start
 
-    rig = ChainRig(kind="nlink:2")
-    true = ChainParams(
-        np.array([0.02793451307031044, 0.06347675131194391, 0.023862574799949895,
-                  0.28160245640890774, 0.10513337381576524]),
-        np.array([[0.004321132352362599, 0.007944552898137567, 0.18041072359274027,
-                   0.004354737246648393, 0.0],
-                  [0.005008566686721096, 0.013341917470670744, 0.0941003229440093,
-                   0.0010221658737805904, 0.0]]))
-    realism = Realism(seed=394788069, hand_tremor_rad=3.229e-4, push_rad_s=(-0.0347, -0.0816),
-                      noise_rad=0.006027, jitter_counts=1, interpolation_counts=0.261,
-                      lost_frames=0.00206)
-    record = chain_record(rig, true, [2.41186, -2.50287, -0.0347, -0.0816], 30.0, realism,
-                          rest_s=1.0, rate_hz=1000.0)
+    rig, true, record = _drawn("seed 2 capture 16")
     with pytest.raises(ValueError, match="non-positive inertia"):  # the fit's rate alone
         chain_regression_start(*decimated_runs(record, (), FIT_RATE_HZ), rig)
     result = identify_chain(record, rig)
@@ -327,21 +327,7 @@ def test_a_transition_escaped_below_every_start_on_a_noise_free_record_is_restar
     Fc1 and b1 0.4 % off with intervals missing by 30 and 20 sigma, the residuals under
     the quantum's floor, where their excess over the noise sees nothing. Restarted from
     0.3 rad/s, everything is within 0.1 % and the intervals hold the truth."""
-    rig = ChainRig(kind="nlink:2")
-    true = ChainParams(
-        np.array([0.028812841496766075, 0.06886392013872246, 0.02430786510748604,
-                  0.295505346398687, 0.10495020073228478]),
-        np.array([[0.01508196461167852, 0.02678769363604673, 0.04987469509670386,
-                   0.0052454590993609084, 0.0],
-                  [0.003739132236442514, 0.010139311525782393, 0.02163689986913412,
-                   0.0010642831045790994, 0.0]]))
-    realism = Realism(seed=770223167, hand_tremor_rad=0.0005331641455132234,
-                      push_rad_s=(-0.05568885923329599, -0.06720347012483435),
-                      interpolation_counts=0.10297998015297395,
-                      lost_frames=0.0019836448314739558)
-    record = chain_record(rig, true, [-1.9766200853425189, -2.0453517536615244,
-                                      -0.05568885923329599, -0.06720347012483435],
-                          30.0, realism, rest_s=1.0, rate_hz=1000.0)
+    rig, true, record = _drawn("seed 2 capture 44")
     result = identify_chain(record, rig)
     t = true.normalised()
     assert result.parameters["vt1"].assumed == pytest.approx(t.friction[0, 2], rel=0.1)
