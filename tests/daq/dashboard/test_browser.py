@@ -147,6 +147,7 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
         # capture 1 done: the broker crashes, and comes back having kept nothing retained
         wait_until(lambda: "done" in _rows(page).values(), 120, "capture 1 to be done")
         n_errors = len(errors)
+        published = page.get_attribute("#service-state", "title")
         broker.kill()
         page.wait_for_selector('#broker-state:not([data-state="connected"])', timeout=20_000)
         time.sleep(1.0)
@@ -156,6 +157,12 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
         # and only those, are expected
         assert all("WebSocket connection to" in e for e in errors[n_errors:]), errors[n_errors:]
         del errors[n_errors:]
+        # the page is back before the service: commands wait for its fresh status, and for
+        # the page's probe to find the service answering (on a loaded machine the page's
+        # first probe may go unanswered while the service is still reconnecting)
+        wait_until(lambda: page.get_attribute("#service-state", "title") != published, 60,
+                   "the service's status after the broker came back")
+        page.wait_for_selector('#role[data-role="operator"]', timeout=30_000)
 
         # the operator pauses and resumes the session: each reply in one line
         for verb in ("session/pause", "session/resume"):
