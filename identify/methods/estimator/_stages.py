@@ -186,7 +186,18 @@ def transition_unsupported(log_value: float, lo: float, hi: float, log_sd: float
     UNIDENTIFIABLE_FACTOR either side (`too_wide`). Such a joint is tried without it
     (Coulomb + viscous, mu_s = mu_d): on seed 000's Table V noise a Furuta pendulum's
     omega_t escaped a hundredfold and its hump soaked up the viscous term."""
-    return bool(log_value <= lo + 1e-4 or log_value >= hi - 1e-4 or too_wide(log_sd))
+    return at_bound(log_value, lo, hi) or too_wide(log_sd)
+
+
+def at_bound(log_value: float, lo: float, hi: float) -> bool:
+    """Whether a value fitted by its logarithm stopped at a bound [lo, hi] of its range."""
+    return bool(log_value <= lo + 1e-4 or log_value >= hi - 1e-4)
+
+
+def at_noise_floor(noise: np.ndarray, floor_noise: float) -> np.ndarray:
+    """Per joint, whether its measured noise is the quantum's floor (`floor_noise`): the
+    data show less, so the residuals' excess over the noise is blind there."""
+    return np.asarray(noise) <= floor_noise * 1.001
 
 
 def widening(excess: np.ndarray) -> np.ndarray:
@@ -221,8 +232,7 @@ def escaped_transition(transitions: np.ndarray, starts: Sequence[float], noise: 
     Furuta Table V capture) found nothing better in 8-9 s more."""
     v = np.asarray(transitions, dtype=np.float64)
     out = (v > max(starts)) | (v < min(starts) / ESCAPE_BELOW)
-    at_floor = np.asarray(noise) <= floor_noise * 1.001
-    return bool(np.any(out & at_floor & np.isfinite(v)))
+    return bool(np.any(out & at_noise_floor(noise, floor_noise) & np.isfinite(v)))
 
 
 def excess_warning(excess: np.ndarray, names: Sequence[str]) -> str | None:
@@ -239,7 +249,8 @@ def excess_warning(excess: np.ndarray, names: Sequence[str]) -> str | None:
 
 
 __all__ = ["ADEQUATE_EXCESS", "ESCAPE_BELOW", "TOO_WIDE_NOTE", "UNIDENTIFIABLE_FACTOR",
-           "WALD_LOG_SD", "WEAK_NOTE", "bound_sd", "cubic_state", "decimated_runs",
+           "WALD_LOG_SD", "WEAK_NOTE", "at_bound", "at_noise_floor", "bound_sd", "cubic_state",
+           "decimated_runs",
            "escaped_transition", "excess_warning", "free_motion", "joint_inflation",
            "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide",
            "transition_unsupported", "unseen", "weakly_determined", "widening"]

@@ -29,6 +29,7 @@ from ....model import (
 from ....results import IdentificationResult, ParameterEstimate, normalized_compute_time
 from ....signal import Record
 from ..._names import ESTIMATOR
+from .._stages import at_bound as stopped_at_bound
 from .._stages import excess_warning
 from .._verdict import STRIBECK_NOTE, Z95, judged
 from ._fit import ChainFit, fit_chain, segment_fits
@@ -92,8 +93,8 @@ def _parameters(fit: ChainFit, tried: list[ChainFit]) -> dict[str, ParameterEsti
             if term in problem.joint_terms[i]:
                 c = names.index(name)
                 out[name] = _estimate(name, float(params.friction[i, col]), float(sd[c]),
-                                      at_bound=term == "vt" and not lo[c] + 1e-4 < fit.z[c]
-                                      < hi[c] - 1e-4)
+                                      at_bound=term == "vt"
+                                      and stopped_at_bound(float(fit.z[c]), lo[c], hi[c]))
                 continue
             # a term outside the chosen law: say so, and what the law tried with it found
             other = [f for f in tried if term in f.problem.joint_terms[i]]

@@ -27,7 +27,7 @@ from ...._progress import Progress
 from ....model import JOINT_NAMES, NORMALISED, QUANTUM, quantisation_rms
 from ....signal import Measurement
 from .._score import could_win_bic, not_fitted_note, score
-from .._stages import ADEQUATE_EXCESS, transition_unsupported
+from .._stages import ADEQUATE_EXCESS, at_noise_floor, transition_unsupported
 from .._stages import escaped_transition as shared_escaped
 from ._fit import BROWN_MCPHEE, ShootingFit, finish, fit_free, fit_shooting
 from ._prior import RigPrior
@@ -224,15 +224,10 @@ def finer_floor_asked(fit: ShootingFit, floor_noise: float) -> bool:
     bounds; refined, -0.03 % and 4,900 lower in BIC."""
     if unresolved_joints(fit):
         return True
-    p = fit.problem
-    if p.floor != COARSE_FLOOR:
+    if fit.problem.floor != COARSE_FLOOR:
         return False
-    for j in (0, 1):
-        k = p.friction_index(f"omega_t{j}")
-        if (k is not None and math.exp(float(fit.z[k])) <= p.floor[0] * 1.0001
-                and fit.noise[j] <= floor_noise * 1.001):
-            return True
-    return False
+    blind = at_noise_floor(fit.noise, floor_noise)
+    return any(_transition_at_floor(fit, j) and blind[j] for j in (0, 1))
 
 
 def unresolved_joints(fit: ShootingFit) -> set[str]:
@@ -244,13 +239,17 @@ def unresolved_joints(fit: ShootingFit) -> set[str]:
 
 def joint_is_unresolved(fit: ShootingFit, joint: int) -> bool:
     """unresolved_joints' rule for one joint."""
-    k = fit.problem.friction_index(f"omega_t{joint}")
-    if k is None:
+    if not _transition_at_floor(fit, joint):
         return False
-    at_floor = math.exp(float(fit.z[k])) <= fit.problem.floor[0] * 1.0001
     v = np.abs(fit.problem.d.v[:, joint])
     v = v[np.isfinite(v)]
-    return bool(at_floor and v.size and float(np.mean(v < NEAR_ZERO_RAD_S)) > UNRESOLVED_SHARE)
+    return bool(v.size and float(np.mean(v < NEAR_ZERO_RAD_S)) > UNRESOLVED_SHARE)
+
+
+def _transition_at_floor(fit: ShootingFit, joint: int) -> bool:
+    """Whether the joint's omega_t sits at the fit's floor (a joint without one: no)."""
+    k = fit.problem.friction_index(f"omega_t{joint}")
+    return k is not None and math.exp(float(fit.z[k])) <= fit.problem.floor[0] * 1.0001
 
 
 def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
