@@ -74,9 +74,9 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
     # a fit far above the noise sits in another valley: the Stribeck transition started
     # on the wrong side (true omega_t 0.06-0.09 rad/s left residuals 45-165 times the
     # noise from the 1e-2 start); try the other sides and keep the best. Or it lacks a
-    # term: where drag's score test says it might win, the first try is the same start
-    # with drag (a drag of 2.5e-5 left a pendulum at 14 times the noise; the four
-    # restarts without it took 17 s and stayed there; with it, 1.0)
+    # term: where the pendulum is far off and drag's score test says drag might win, the
+    # first try is the same start with drag (_restarts: a drag of 2.5e-5 left a pendulum
+    # at 14 times the noise; the four restarts without it took 17 s and stayed there)
     restarts, stat = _restarts(fit)
     for omega, extras in restarts:
         if fit.excess.max() <= RESTART_EXCESS:
