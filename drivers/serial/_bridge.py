@@ -21,10 +21,16 @@ delay), and the stream resumes after a new handshake:
   stream is resumed as it is, so the gap is exact (device index difference);
 * a new boot_id (the board reset) or a stream that had to be restarted: device indices
   start again at 0. The host cannot know how many samples the board would have taken
-  meanwhile, so the host index jumps by an **estimate**: the host-measured outage,
-  from the arrival of the last SAMPLES frame to the arrival of the START ACK, times the
-  rate (both times include the link latency, which cancels; the error is the latency
-  jitter, a few ms). Such gaps are marked `exact=False` with kind "reset" / "restart".
+  meanwhile, so the host index jumps by an **estimate**: the host-measured outage
+  between the old stream's end and the new stream's sample 0, times the rate. Each is
+  timed from the frames that arrived soonest after they were made: a frame ending at
+  sample k arrives at (time of sample k) + latency, and a host that reads late (busy,
+  descheduled) only adds to the latency, so the minimum of arrival - k / rate over the
+  old stream's last 256 frames, and over the START ACK and the new stream's first
+  frames in the same read, carry the least latency. That latency is the same on both
+  sides and cancels; the error is its jitter, a few ms, even on a host that stalls for
+  tens of ms just as the ACK arrives. Such gaps are marked `exact=False` with kind
+  "reset" / "restart".
 
 A device of another protocol major version or layout (INFO, or frames whose version
 byte is not 1) is refused with one clear line (`ProtocolMismatchError`, a
@@ -146,11 +152,14 @@ class SerialBridge:
         # index mapping
         self._host_next = 0  # host index of the next sample
         self._dev_next: int | None = None  # expected next device index (u32); None: anchor
-        self._anchor_gap = 0  # estimated gap to apply at the next anchor
         self._anchor_kind = "restart"
         self._t_start = 0.0  # when the START of the current stream was sent
         self._start_plan: tuple[int, bool, str] | None = None  # seq, resume?, gap kind
-        self._t_last_samples: float | None = None
+        # arrival - host index / rate of the current stream's recent frames: the smallest
+        # is the host clock at the stream's host index 0, plus the least latency
+        self._offsets: deque[float] = deque(maxlen=256)
+        self._old_end: float | None = None  # when the previous stream's next sample was due
+        self._t_ack = 0.0  # arrival of the current stream's START ACK
         # blocks being assembled / ready
         self._parts: list[np.ndarray] = []
         self._part_n = 0
@@ -424,14 +433,16 @@ class SerialBridge:
         _seq, resume, kind = self._start_plan
         self._start_plan = None
         if isinstance(msg, Ack):  # a new stream: device indices start again at 0
-            if self._t_last_samples is not None:
+            if self._offsets:
                 self._flush_block()  # the old stream's samples, up to here
                 self._discontinuous = True  # how long the break was, nobody knows
-                # outage estimate: last SAMPLES arrival to START ACK arrival (SPEC 5.5)
-                self._anchor_gap = max(0, round((now - self._t_last_samples) * self.rate_hz))
+                # outage estimate (SPEC 5.5): from here to the new stream's sample 0
+                self._old_end = min(self._offsets) + self._host_next / self.rate_hz
                 self._anchor_kind = kind
             else:
-                self._anchor_gap = 0
+                self._old_end = None
+            self._offsets.clear()
+            self._t_ack = now
             self._dev_next = None
             self._streaming = True
         elif msg.reason == NAK_NOT_NOW and resume:
@@ -505,11 +516,13 @@ class SerialBridge:
                 self.stats.errors.get("decoder_failures", 0) + 1
             self._replace_decoder()
             return
-        for _frame, msg in decoded:
+        for i, (_frame, msg) in enumerate(decoded):
             self._last_rx = now
             if isinstance(msg, Samples):
                 # during a reconnection's handshake frames still come from the stream we
                 # were reading: placed by its mapping (exact), not thrown away
+                if self._dev_next is None and self._streaming:
+                    self._dev_next = self._anchor(msg.first_sample, now, decoded[i:])
                 if self._streaming or self._dev_next is not None:
                     self._on_samples(msg, now)
             elif isinstance(msg, Status):
@@ -544,8 +557,7 @@ class SerialBridge:
         if n == 0:
             return
         stats = self.stats
-        if self._dev_next is None:  # first frame of a new stream: anchor it
-            self._dev_next = self._anchor(first, now)
+        assert self._dev_next is not None  # anchored by _on_data
         d = (first - self._dev_next) & _MASK
         if d >= _HALF:  # the device index went back: its stream was restarted
             stats.errors["index_restarts"] = stats.errors.get("index_restarts", 0) + 1
@@ -572,28 +584,36 @@ class SerialBridge:
         self._part_n += n
         self._host_next += n
         self._dev_next = (first + n) & _MASK
-        self._t_last_samples = now
+        self._offsets.append(now - self._host_next / self.rate_hz)
         if self._part_n >= self.block_samples:
             self._flush_block()
 
-    def _anchor(self, first: int, now: float) -> int:
+    def _anchor(self, first: int, now: float, read: list[tuple[Any, Message]]) -> int:
         """Map a new stream's first frame: device index `first`, sample 0 after START.
 
-        Returns the device index expected next (`first`, or 0 for a stream whose first
-        frames were lost).
+        `read`: the frames of this read from that one on. Returns the device index
+        expected next (`first`, or 0 for a stream whose first frames were lost).
         """
-        gap = self._anchor_gap
-        if gap:
-            self._gap(self._host_next, gap, self._anchor_kind, False)
-            self._host_next += gap
-        self._anchor_gap = 0
         # frames lost at the start of the stream are a gap, if `first` is plausible for
         # the time since START; a device whose index does not start at 0 is taken as is
         plausible = (now - self._t_start + 0.05) * self.rate_hz
-        self._dev_next = first if first > plausible else 0
+        base = first if first > plausible else 0
         if first > plausible:
             log.debug("serial %s: stream starts at device index %d", self.port, first)
-        return self._dev_next
+        if self._old_end is not None:
+            # sample 0 was taken when the ACK left; the frames read with this one say
+            # when, with less of the host's delay where they arrived sooner
+            t0 = self._t_ack
+            for _frame, msg in read:
+                if isinstance(msg, Samples):
+                    end = (msg.first_sample + msg.counts.shape[0] - base) & _MASK
+                    t0 = min(t0, now - end / self.rate_hz)
+            gap = max(0, round((t0 - self._old_end) * self.rate_hz))
+            if gap:
+                self._gap(self._host_next, gap, self._anchor_kind, False)
+                self._host_next += gap
+            self._old_end = None
+        return base
 
     def _gap(self, first: int, count: int, kind: str, exact: bool) -> None:
         s = self.stats

@@ -235,15 +235,30 @@ async def test_corrupted_link_loses_exactly_the_spoiled_frames():
     assert stats.reconnects == 0
 
 
-@pytest.mark.fault(injected="serial: board reset mid-stream (new boot id)",
-                   expected="reconnect and handshake, new identity, a marked gap, no crash")
-async def test_board_reset_is_survived_with_a_new_identity_and_a_marked_gap(caplog):
+async def hog_the_loop(busy_s: float, idle_s: float) -> None:
+    """A host busy elsewhere: the event loop is blocked busy_s out of every busy_s + idle_s."""
+    while True:
+        time.sleep(busy_s)
+        await asyncio.sleep(idle_s)
+
+
+@pytest.mark.fault(injected="serial: board reset mid-stream (new boot id), on a quiet host "
+                            "and on a host whose event loop is blocked 40 ms in every 50",
+                   expected="reconnect and handshake, new identity, a marked gap placed "
+                            "within 30 ms of the truth, no crash")
+@pytest.mark.parametrize("busy", [False, True], ids=["quiet", "busy"])
+async def test_board_reset_is_survived_with_a_new_identity_and_a_marked_gap(caplog, busy):
     caplog.set_level(logging.INFO, logger="hilrig.serial")
     cfg = EmulatorConfig(seed=4, reset_at=1.0)
     async with FirmwareEmulator(cfg) as emu:
         async with SerialBridge(emu.port, timeout_s=0.3, backoff=(0.1, 0.5)) as bridge:
             old_identity = bridge.info.identity
-            blocks = await collect(bridge, 3 * RATE, 15)
+            hog = asyncio.create_task(hog_the_loop(0.04, 0.01)) if busy else None
+            try:
+                blocks = await collect(bridge, 3 * RATE, 15)
+            finally:
+                if hog is not None:
+                    hog.cancel()
             new_identity = bridge.info.identity
         record = emu.record
     assert emu.error is None
