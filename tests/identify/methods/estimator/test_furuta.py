@@ -357,6 +357,23 @@ def test_a_noisy_sensor_capture_is_fitted_at_the_noise_and_no_term_gets_a_null_i
             assert p.ci95 is None or p.ci95[1] > p.ci95[0]
 
 
+def test_a_joint_whose_hump_took_its_viscous_term_is_tried_without_the_hump():
+    """Capture 17 of bench_coverage's seed 1 (Table V noise; the arm's true hump inverted,
+    mu_s 0.86 mu_d): Brown-McPhee on the arm ended with its transition well determined
+    (0.08-0.23 rad/s) but its viscous term gone (1e-7, an interval of 600 decades), the
+    hump standing in for it, and mu_d0 +68 % at 5.4 Cramer-Rao bounds. A joint whose
+    viscous term the hump took is now tried on Coulomb + viscous too, which wins the BIC."""
+    cap = _drawn("seed 1 capture 17")
+    r = identify(cap.measurement, "shooting")
+    assert r.diagnostics["friction_laws"]["arm"] == "coulomb-viscous"
+    tried = [t["laws"] for t in r.diagnostics["models_tried"] if "bic" in t]
+    assert tried[0] == ["brown-mcphee", "brown-mcphee"]
+    mu_d0 = r.parameters["mu_d0"]
+    truth = cap.friction.mu_d0
+    assert mu_d0.identifiable and mu_d0.ci95[0] <= truth <= mu_d0.ci95[1]
+    assert abs(mu_d0.value / truth - 1) < 3 * r.diagnostics["cramer_rao"]["mu_d0"]
+
+
 def test_a_first_fit_far_above_the_noise_for_want_of_drag_is_restarted_with_drag_first():
     """Capture 14 of bench_coverage's seed 1 (pendulum drag 1.9e-5 N m s^2, its transition
     at 1.3e-4 rad/s): the first fit, without drag and refined on the fine floor, leaves
