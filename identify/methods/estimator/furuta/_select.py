@@ -125,14 +125,10 @@ def _without_stribeck(m: Measurement, prior: RigPrior | None, fit: ShootingFit, 
     factor 10 either side: on seed 000's Table V noise the pendulum's omega_t escaped a
     hundredfold and its hump soaked up the viscous term), or the hump took the viscous
     term (viscous_lost), and the BIC agrees."""
-    p = fit.problem
-    k = p.friction_index(f"omega_t{joint}")
-    if p.laws[joint] != STRIBECK or k is None:
+    if fit.problem.laws[joint] != STRIBECK:
         return fit
-    lo, hi = p.bounds()
-    sd = math.sqrt(max(float(fit.cov[k, k]), 0.0))
-    if not (transition_unsupported(float(fit.z[k]), lo[k], hi[k], sd)
-            or viscous_lost(fit, joint)) or joint_is_unresolved(fit, joint):
+    if not (_out_of_reach(fit, f"omega_t{joint}") or viscous_lost(fit, joint)) \
+            or joint_is_unresolved(fit, joint):
         return fit
     trial = fit_shooting(m, prior, laws=_laws_with(fit, joint, COULOMB), extras=fit.extras,
                          progress=progress, warm=fit)
@@ -145,8 +141,15 @@ def viscous_lost(fit: ShootingFit, joint: int) -> bool:
     interval a factor 10 either side, under a Stribeck law (seed 1's Table V capture 17:
     the arm's mu_v at 1e-7 with omega_t 0.13 rad/s, the hump inverted, mu_s < mu_d,
     standing in for it; mu_d +68 % at 5.4 bounds)."""
+    return _out_of_reach(fit, f"mu_v{joint}")
+
+
+def _out_of_reach(fit: ShootingFit, name: str) -> bool:
+    """The friction parameter `name` (fitted by its log) at a bound of the fit or its
+    interval a factor 10 either side (estimator._stages.transition_unsupported's rule);
+    False where the fit's laws leave it out."""
     p = fit.problem
-    k = p.friction_index(f"mu_v{joint}")
+    k = p.friction_index(name)
     if k is None:
         return False
     lo, hi = p.bounds()
