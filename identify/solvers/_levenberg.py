@@ -126,12 +126,16 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
             step = np.clip(step, -max_step, max_step)
         x_new = np.clip(x + step, lo, hi)
         dx = x_new - x
-        r_new = fun(x_new)
-        nfev += 1
-        cost_new = 0.5 * float(r_new @ r_new)
         predicted = -(g @ dx) - 0.5 * dx @ (a @ dx)  # decrease the linear model promises
-        rho = (cost - cost_new) / predicted if predicted > 0 else -1.0
-        accepted = bool(np.isfinite(cost_new) and rho > 0)
+        accepted = predicted > 0
+        if accepted:
+            # (a step the clipping to max_step or the bounds turned uphill in the linear
+            # model is refused without simulating it: most of a fit's rejected steps)
+            r_new = fun(x_new)
+            nfev += 1
+            cost_new = 0.5 * float(r_new @ r_new)
+            rho = (cost - cost_new) / predicted
+            accepted = bool(np.isfinite(cost_new) and rho > 0)
         if accepted:
             # where the model's derivatives overflow (a transition too stiff to follow)
             # the step counts as failed: the next one is shorter

@@ -71,3 +71,21 @@ def test_a_step_where_the_derivatives_overflow_is_refused_without_a_warning():
     assert 2.0 < res.x[0] <= 2.5 and np.isfinite(res.cost)
     assert res.jac_finite and np.all(np.isfinite(res.jac))
     assert not stuck.jac_finite and not stuck.success and stuck.x[0] == 2.8
+
+
+def test_a_step_the_bounds_turn_uphill_is_refused_without_evaluating_it():
+    # the minimum (x = -5) lies beyond the lower bound the fit starts on: every step is
+    # clipped to no move, which the linear model says cannot help; the residuals of such
+    # a step (a whole simulation, in a shooting fit) are never computed
+    calls = []
+
+    def fun(x):
+        calls.append(x.copy())
+        return np.array([x[0] + 5.0])
+
+    def jac(x, r):
+        return np.eye(1)
+
+    res = levenberg_marquardt(fun, jac, np.array([0.0]), (np.zeros(1), np.full(1, 10.0)))
+    assert res.x[0] == 0.0 and res.message == "no step reduces the cost"
+    assert len(calls) == res.nfev == 1  # the start's only
