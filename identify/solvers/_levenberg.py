@@ -126,7 +126,8 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
             step = np.clip(step, -max_step, max_step)
         x_new = np.clip(x + step, lo, hi)
         dx = x_new - x
-        predicted = -(g @ dx) - 0.5 * dx @ (a @ dx)  # decrease the linear model promises
+        # the decrease the linear model promises
+        predicted = float(-(g @ dx) - 0.5 * dx @ (a @ dx))
         accepted = predicted > 0
         if accepted:
             # (a step the clipping to max_step or the bounds turned uphill in the linear
