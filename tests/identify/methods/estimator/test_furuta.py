@@ -362,7 +362,10 @@ def test_a_joint_whose_hump_took_its_viscous_term_is_tried_without_the_hump():
     mu_s 0.86 mu_d): Brown-McPhee on the arm ended with its transition well determined
     (0.08-0.23 rad/s) but its viscous term gone (1e-7, an interval of 600 decades), the
     hump standing in for it, and mu_d0 +68 % at 5.4 Cramer-Rao bounds. A joint whose
-    viscous term the hump took is now tried on Coulomb + viscous too, which wins the BIC."""
+    viscous term the hump took is now tried on Coulomb + viscous too, which wins the BIC.
+    With the first stage stopped on small steps, Brown-McPhee ends elsewhere: no term at
+    a bound or a factor 10 wide, but mu_d, mu_v and omega_t at standard errors of
+    34-53 % (mu_d0 -33 %); a law held that loosely is tried without its hump as well."""
     cap = _drawn("seed 1 capture 17")
     r = identify(cap.measurement, "shooting")
     assert r.diagnostics["friction_laws"]["arm"] == "coulomb-viscous"
