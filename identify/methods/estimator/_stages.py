@@ -189,6 +189,21 @@ def transition_unsupported(log_value: float, lo: float, hi: float, log_sd: float
     return at_bound(log_value, lo, hi) or too_wide(log_sd)
 
 
+def standard_error(cov: np.ndarray, k: int) -> float:
+    """The standard error of variable k of a fit with covariance cov (a negative rounding
+    of the diagonal read as 0)."""
+    return math.sqrt(max(float(cov[k, k]), 0.0))
+
+
+def out_of_reach(z: np.ndarray, cov: np.ndarray, bounds: tuple[np.ndarray, np.ndarray],
+                 k: int) -> bool:
+    """transition_unsupported for variable k (fitted by its logarithm) of a fit at z with
+    covariance cov within bounds: the one lookup every rig kind makes."""
+    lo, hi = bounds
+    return transition_unsupported(float(z[k]), float(lo[k]), float(hi[k]),
+                                  standard_error(cov, k))
+
+
 def at_bound(log_value: float, lo: float, hi: float) -> bool:
     """Whether a value fitted by its logarithm stopped at a bound [lo, hi] of its range."""
     return bool(log_value <= lo + 1e-4 or log_value >= hi - 1e-4)
@@ -252,5 +267,6 @@ __all__ = ["ADEQUATE_EXCESS", "ESCAPE_BELOW", "TOO_WIDE_NOTE", "UNIDENTIFIABLE_F
            "WALD_LOG_SD", "WEAK_NOTE", "at_bound", "at_noise_floor", "bound_sd", "cubic_state",
            "decimated_runs",
            "escaped_transition", "excess_warning", "free_motion", "joint_inflation",
-           "log_interval", "noise_sigma", "runs", "schwarz_bic", "too_wide",
+           "log_interval", "noise_sigma", "out_of_reach", "runs", "schwarz_bic",
+           "standard_error", "too_wide",
            "transition_unsupported", "unseen", "weakly_determined", "widening"]

@@ -37,8 +37,8 @@ from .._stages import (
     bound_sd,
     escaped_transition,
     joint_inflation,
+    out_of_reach,
     schwarz_bic,
-    transition_unsupported,
     widening,
 )
 from ._data import (
@@ -364,9 +364,7 @@ def _vt_unsupported(fit: ChainFit, joint: int) -> bool:
     """Whether the data cannot carry the joint's Stribeck pair (estimator._stages
     .transition_unsupported, the rule every kind shares)."""
     k = fit.problem.parameter_names().index(f"vt{joint + 1}")
-    lo, hi = fit.problem.bounds()
-    sd = float(np.sqrt(max(float(fit.cov[k, k]), 0.0)))
-    return transition_unsupported(float(fit.z[k]), lo[k], hi[k], sd)
+    return out_of_reach(fit.z, fit.cov, fit.problem.bounds(), k)
 
 
 def segment_fits(fit: ChainFit, names: Sequence[str]

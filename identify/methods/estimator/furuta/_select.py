@@ -34,7 +34,8 @@ from .._score import could_win_bic, not_fitted_note, score
 from .._stages import (
     ADEQUATE_EXCESS,
     at_noise_floor,
-    transition_unsupported,
+    out_of_reach,
+    standard_error,
     weakly_determined,
 )
 from .._stages import escaped_transition as shared_escaped
@@ -159,21 +160,15 @@ def hump_weak(fit: ShootingFit, joint: int) -> bool:
     the truth, none of them at a bound or a factor 10 wide)."""
     p = fit.problem
     ks = [p.friction_index(f"{term}{joint}") for term in ("mu_d", "mu_s", "mu_v", "omega_t")]
-    return any(k is not None and weakly_determined(math.sqrt(max(float(fit.cov[k, k]), 0.0)))
-               for k in ks)
+    return any(k is not None and weakly_determined(standard_error(fit.cov, k)) for k in ks)
 
 
 def _out_of_reach(fit: ShootingFit, name: str) -> bool:
     """The friction parameter `name` (fitted by its log) at a bound of the fit or its
     interval a factor 10 either side (estimator._stages.transition_unsupported's rule);
     False where the fit's laws leave it out."""
-    p = fit.problem
-    k = p.friction_index(name)
-    if k is None:
-        return False
-    lo, hi = p.bounds()
-    sd = math.sqrt(max(float(fit.cov[k, k]), 0.0))
-    return transition_unsupported(float(fit.z[k]), lo[k], hi[k], sd)
+    k = fit.problem.friction_index(name)
+    return k is not None and out_of_reach(fit.z, fit.cov, fit.problem.bounds(), k)
 
 
 def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
