@@ -23,7 +23,7 @@ from ....results import IdentificationResult, ParameterEstimate, Response, fit_p
 from ....signal import Measurement
 from ..._names import ESTIMATOR
 from ..._pipeline import FN_T, FN_T_NOTE
-from .._stages import excess_warning, log_interval, widening
+from .._stages import excess_warning, log_interval, standard_error, widening
 from .._verdict import STRIBECK_NOTE, judged
 from ._fit import ShootingFit
 from ._prior import RIG_VARIABLES, RigPrior
@@ -56,7 +56,7 @@ def _friction_estimates(fit: ShootingFit, tried: list[dict[str, Any]]
                                           assumed=float(whole[k]),
                                           note=_left_out(name, p.laws, fit, tried))
             continue
-        sd = math.sqrt(max(fit.cov[i, i], 0.0))
+        sd = standard_error(fit.cov, i)
         sd *= float(widening(fit.excess)[int(name[-1])])  # the model error
         v = math.exp(float(fit.z[i]))
         caveat = (STRIBECK_NOTE if name in STRIBECK_NAMES else
@@ -100,7 +100,7 @@ def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
     first = p.n_global - len(p.extras)
     for k, name in enumerate(p.extras):
         i = first + k
-        sd = math.sqrt(max(float(fit.cov[i, i]), 0.0))
+        sd = standard_error(fit.cov, i)
         if name == "spring_rest0":
             v = float(fit.z[i])
             out[name] = {"value": v, "ci95": [v - 1.96 * sd, v + 1.96 * sd], "unit": "rad"}
