@@ -221,11 +221,11 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     """
     if warm is not None:
         problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
-                                  warm.noise, extras, progress, sched=warm.problem.sched,
-                                  floor=warm.problem.floor, laws=laws)
+                                  start_weights(warm), extras, progress,
+                                  sched=warm.problem.sched, floor=warm.problem.floor, laws=laws)
         z = warm_start(problem, warm, friction)
         z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
-        return finish(problem, z, res, warm.t_start)
+        return finish(problem, z, res, warm.t_start, noise=warm.noise)
     prior = prior or RigPrior.of(m.rig)
     quantum = m.resolution_rad or QUANTUM
     t_start = motion_start(m)
@@ -287,14 +287,32 @@ def warm_start(problem: ShootingProblem, warm: ShootingFit,
     return np.concatenate([g_old[:n_rig], fr, extras, old.states(warm.z).ravel()])
 
 
-def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float
-            ) -> ShootingFit:
+#: a joint is weighed by what the model leaves of it, but never below this share of its
+#: measured noise
+WEIGHT_FLOOR = 0.5
+
+
+def start_weights(warm: ShootingFit) -> np.ndarray:
+    """Per joint, what a fit from `warm` (another model of the same capture) is weighed by
+    at first: warm's final weight where it sits at the floor finish() allows (the residuals
+    of a fit that leaves only noise, under half the measured noise of quantised angles:
+    another model cannot weigh that joint lower, and starting from the noise cost each
+    candidate a second fit once reweighed), else the noise, which may be nearer the end
+    (a candidate with drag took 6 iterations from the warm weights to its own, 2 from
+    the noise)."""
+    floor = WEIGHT_FLOOR * warm.noise
+    return np.where(warm.problem.sigma <= floor * (1 + 1e-9), warm.problem.sigma, warm.noise)
+
+
+def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float,
+           noise: np.ndarray | None = None) -> ShootingFit:
     """Each joint weighed by what the model leaves of it (refitted if that changes the
-    weights by more than 20 %), then the covariance."""
-    noise = problem.sigma.copy()
+    weights by more than 20 %), then the covariance. noise: the data's own (noise_sigma)
+    where problem is weighed otherwise."""
+    noise = problem.sigma.copy() if noise is None else np.asarray(noise, dtype=np.float64)
     resid = problem.data_residuals(z).reshape(-1, 2) * problem.sigma
     rms = np.sqrt((resid ** 2).mean(axis=0))
-    weights = np.maximum(rms, noise * 0.5)
+    weights = np.maximum(rms, noise * WEIGHT_FLOOR)
     if np.any(np.abs(weights / problem.sigma - 1.0) > 0.2):
         problem.reweigh(weights)
         z, res = fit_free(problem, z, np.arange(z.size), 10, sigma_tol=0.1)
@@ -333,6 +351,6 @@ def cramer_rao(jac: BlockJacobian, scale: np.ndarray, n_data: int,
     return bound_sd(jac.rows_scaled(rows).gram(n_data) + prior_info)
 
 
-__all__ = ["BROWN_MCPHEE", "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "cramer_rao",
-           "finish",
-           "fit_free", "fit_shooting", "segment_states", "warm_start"]
+__all__ = ["BROWN_MCPHEE", "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "WEIGHT_FLOOR", "ShootingFit",
+           "cramer_rao", "finish", "fit_free", "fit_shooting", "segment_states", "start_weights",
+           "warm_start"]

@@ -39,7 +39,7 @@ from .._stages import (
     weakly_determined,
 )
 from .._stages import escaped_transition as shared_escaped
-from ._fit import BROWN_MCPHEE, ShootingFit, finish, fit_free, fit_shooting
+from ._fit import BROWN_MCPHEE, ShootingFit, finish, fit_free, fit_shooting, start_weights
 from ._prior import RigPrior
 from ._problem import COARSE_FLOOR, EXTRA_TERMS, FINE_FLOOR, ShootingProblem
 
@@ -244,12 +244,12 @@ def _refined_if_asked(fit: ShootingFit, m: Measurement) -> ShootingFit:
 def _refined(fit: ShootingFit) -> ShootingFit:
     """fit again with FINE_FLOOR: omega_t may go lower, reversals get more substeps."""
     old = fit.problem
-    problem = ShootingProblem(old.d, old.prior, old.seg, fit.noise, old.extras,
+    problem = ShootingProblem(old.d, old.prior, old.seg, start_weights(fit), old.extras,
                               old.progress, floor=FINE_FLOOR, laws=old.laws)
     problem.reschedule(fit.z)
     with np.errstate(over="ignore", invalid="ignore"):
         z, res = fit_free(problem, fit.z, np.arange(fit.z.size), 40, sigma_tol=0.1)
-        fine = finish(problem, z, res, fit.t_start)
+        fine = finish(problem, z, res, fit.t_start, noise=fit.noise)
     # a transition this stiff can overflow the sensitivities on some captures (zero-width
     # intervals came out of an infinite information, on the rig or the friction): then the
     # coarse fit stands
