@@ -20,6 +20,7 @@ from ._measurement import Measurement, Record
 from ._monte_carlo import CONDITIONS, NOISY_CONDITIONS, random_realistic_capture
 from ._motion_start import LEAVES_FOR_S, LET_GO_S, motion_start
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
+from ._savgol import savgol_coefficients, savgol_filter
 from ._synthetic import (
     SyntheticCapture,
     chain_record,
@@ -35,7 +36,8 @@ __all__ = [
     "contiguous_segments",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
-    "holoborodko_second_coefficients", "point_values", "savitzky_golay_first",
+    "holoborodko_second_coefficients", "point_values", "savgol_coefficients", "savgol_filter",
+    "savitzky_golay_first",
     "savitzky_golay_second",
     "CONDITIONS", "NOISY_CONDITIONS", "random_realistic_capture", "realistic_capture",
     "second_derivative_kernel",

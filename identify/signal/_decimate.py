@@ -15,6 +15,7 @@ import numpy as np
 
 from ._differentiate import contiguous_segments, holoborodko_first, holoborodko_second
 from ._measurement import Record
+from ._savgol import savgol_filter
 
 
 def decimate_mean(t: np.ndarray, x: np.ndarray, factor: int) -> tuple[np.ndarray, np.ndarray]:
@@ -93,8 +94,6 @@ def point_values(d: Decimated, rate_hz: float) -> Decimated:
     q'' is the Holoborodko estimate where it exists, near a segment's ends that of a
     local cubic over EDGE_WINDOW samples.
     """
-    from scipy.signal import savgol_filter
-
     if d.factor == 1:
         return d
     c = (1.0 / rate_hz) ** 2 * (d.factor ** 2 - 1) / 24.0
@@ -108,6 +107,6 @@ def point_values(d: Decimated, rate_hz: float) -> Decimated:
             part[missing] = 0.0  # too short to say: left as means
             continue
         w = min(EDGE_WINDOW, q.shape[0] - (1 - q.shape[0] % 2))  # odd, within the segment
-        local = savgol_filter(q, w, min(3, w - 1), deriv=2, delta=d.h, axis=0, mode="interp")
+        local = savgol_filter(q, w, min(3, w - 1), deriv=2, delta=d.h, axis=0)
         part[missing] = local[missing]
     return replace(d, q=d.q - c * a)

@@ -17,6 +17,8 @@ from math import comb
 
 import numpy as np
 
+from ._savgol import savgol_filter
+
 
 def _check_n(n: int) -> int:
     if n < 5 or n % 2 == 0:
@@ -120,15 +122,12 @@ def savitzky_golay_second(x: np.ndarray, h: float, n: int = 101, order: int = 3)
 
 def _savgol(x: np.ndarray, h: float, n: int, order: int, deriv: int) -> np.ndarray:
     """Savitzky-Golay derivative of order `deriv` over N points, the N//2 edges NaN."""
-    # imported on use: scipy.signal is slow to import and only this comparison needs it
-    from scipy.signal import savgol_filter
-
     _check_n(n)
     x = np.asarray(x, dtype=np.float64)
     out = np.full(x.shape, np.nan)
     if x.shape[0] < n:
         return out
     m = (n - 1) // 2
-    d = savgol_filter(x, n, order, deriv=deriv, delta=h, axis=0, mode="interp")
+    d = savgol_filter(x, n, order, deriv=deriv, delta=h, axis=0)
     out[m:-m] = d[m:-m]
     return out

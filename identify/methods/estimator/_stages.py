@@ -37,6 +37,7 @@ from ...signal import (
     decimate,
     motion_start,
     point_values,
+    savgol_filter,
 )
 from .._oe_problem import residual_inflation
 
@@ -83,8 +84,6 @@ def noise_sigma(d: Decimated, quantum: float) -> np.ndarray:
     500 Hz, where a swing is a cubic to 1e-7 rad) leaves, corrected for the smoother's
     own degrees of freedom; never below the rms of one encoder quantum, Q / sqrt(12)
     (a joint that moves slowly keeps its quantisation error across a whole block)."""
-    from scipy.signal import savgol_filter
-
     window, order = 11, 3
     # the central weight h0 of the local cubic: the residual's variance is (1 - h0) sigma^2
     h0 = float(savgol_filter(np.eye(window)[window // 2], window, order)[window // 2])
