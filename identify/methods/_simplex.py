@@ -11,9 +11,9 @@ grey-box fit.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import OptimizeResult
 
 from .._progress import Progress
 from ..results import IdentificationResult, ParameterEstimate
@@ -21,6 +21,9 @@ from ..signal import Measurement
 from ..solvers import modified_simplex
 from ._oe_problem import OEFit, OutputErrorProblem, residual_inflation, whiteness
 from ._pipeline import FREE, build_result, parameter_estimates, prepare
+
+if TYPE_CHECKING:  # annotations only: scipy.optimize is slow to import
+    from scipy.optimize import OptimizeResult
 
 METHOD = "simplex"
 

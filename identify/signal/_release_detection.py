@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from ..model import bias_gravity, mass_matrix
 from ._measurement import Measurement
@@ -59,6 +58,8 @@ def find_release(m: Measurement, rest_min_s: float = 0.02) -> Release:
         return float(((rest[j] + offset + shape - qw) ** 2).sum())
 
     lo = float(t[max(0, onset - int(0.03 * m.rate_hz) - 1)])
+    from scipy.optimize import minimize_scalar  # on use: scipy.optimize is slow to import
+
     res = minimize_scalar(cost, bounds=(lo, float(t[onset])), method="bounded",
                           options={"xatol": 1e-7})
     return Release(at_rest=True, onset=onset, time_s=float(res.x), rest_angles=rest)

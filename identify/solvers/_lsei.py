@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import qr, solve_triangular
-from scipy.optimize import nnls
 
 from ._qr import qr_r
 
@@ -86,6 +85,8 @@ def _ldp(g: np.ndarray, h: np.ndarray) -> np.ndarray:
     e = np.vstack([g.T, h[None, :]])
     f = np.zeros(n + 1)
     f[-1] = 1.0
+    from scipy.optimize import nnls  # on use: scipy.optimize is slow to import
+
     u, _ = nnls(e, f, maxiter=50 * max(1, g.shape[0]))
     r = e @ u - f
     if abs(r[-1]) < 1e-14:

@@ -87,10 +87,12 @@ import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.optimize import OptimizeResult
+
+if TYPE_CHECKING:  # imported where a result is made: scipy.optimize is slow to import
+    from scipy.optimize import OptimizeResult
 
 __all__ = ["initial_points", "modified_simplex"]
 
@@ -329,6 +331,8 @@ def _contraction(f: _Objective, s: _Settings, z: np.ndarray, fz: np.ndarray, bes
 
 def _notify(callback: Callable[..., Any], wants_result: bool, f: _Objective) -> bool:
     """Tell the callback the best point so far; True if it asks to stop (StopIteration)."""
+    from scipy.optimize import OptimizeResult
+
     try:
         if wants_result:
             callback(intermediate_result=OptimizeResult(x=f.best_x.copy(), fun=f.best_f))
@@ -424,6 +428,8 @@ def modified_simplex(fun: Callable[..., float], x0: Sequence[float] | np.ndarray
 def _result(f: _Objective, z: np.ndarray, fz: np.ndarray, nit: int, nrestart: int,
             status: int, message: str, history: _History) -> OptimizeResult:
     """The OptimizeResult of a run: the best point actually evaluated, and the counts."""
+    from scipy.optimize import OptimizeResult
+
     res = OptimizeResult(
         x=f.best_x, fun=f.best_f, nfev=f.nfev, nit=nit,
         success=status == 0, status=status, message=message,

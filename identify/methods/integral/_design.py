@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import cumulative_trapezoid
 
 #: (segment, first row, last row inclusive)
 Piece = tuple[int, int, int]
@@ -51,6 +50,9 @@ def snap(t: np.ndarray, segments: int | np.ndarray) -> np.ndarray:
 
 def iterated(y: np.ndarray, s: np.ndarray, times: int) -> list[np.ndarray]:
     """[I^(1) y, ..., I^(times) y] from s[0] by cumulative trapezoids (eq. 8)."""
+    # on use: scipy.integrate brings scipy.optimize, slow to import for every method
+    from scipy.integrate import cumulative_trapezoid
+
     out, cur = [], y
     for _ in range(times):
         cur = cumulative_trapezoid(cur, s, initial=0.0)

@@ -24,7 +24,6 @@ import time
 from typing import Any, SupportsFloat
 
 import numpy as np
-from scipy.optimize import nnls
 
 from ..._progress import Progress, no_progress
 from ...model import JOINT_NAMES, PARAM_NAMES, QUANTUM
@@ -67,6 +66,8 @@ def describing_function_split(c: np.ndarray, k: np.ndarray, amp: np.ndarray) -> 
     if ok.sum() < 3:
         return {"viscous_per_inertia": None, "coulomb_per_inertia": None, "rms_misfit": None}
     a = np.column_stack([np.ones(ok.sum()), x[ok]])
+    from scipy.optimize import nnls  # on use: scipy.optimize is slow to import
+
     sol, rnorm = nnls(a, c[ok])
     return {"viscous_per_inertia": float(sol[0]), "coulomb_per_inertia": float(sol[1]),
             "rms_misfit": float(rnorm / math.sqrt(ok.sum()))}
