@@ -37,6 +37,7 @@ from ...signal import (
     decimate,
     motion_start,
     point_values,
+    savgol_coefficients,
     savgol_filter,
 )
 from .._oe_problem import residual_inflation
@@ -86,7 +87,7 @@ def noise_sigma(d: Decimated, quantum: float) -> np.ndarray:
     (a joint that moves slowly keeps its quantisation error across a whole block)."""
     window, order = 11, 3
     # the central weight h0 of the local cubic: the residual's variance is (1 - h0) sigma^2
-    h0 = float(savgol_filter(np.eye(window)[window // 2], window, order)[window // 2])
+    h0 = float(savgol_coefficients(window, order)[window // 2])
     joints = d.q.shape[1]
     out = np.zeros(joints)
     pieces = [r for r in np.split(np.arange(d.grid.size),
