@@ -547,3 +547,13 @@ def test_simulate_at_1_khz_records_the_same_motion_sampled_less_often(tmp_path):
     a, b = read_capture(fast), read_capture(slow)
     assert b.sample_rate_hz == 1000.0 and b.counts.shape[0] == 3101
     assert np.array_equal(a.counts[::10], b.counts)  # integrated at the same 0.1 ms step
+
+
+def test_identifying_a_file_loads_nothing_only_acquisition_needs():
+    # the trigger's running extremes (scipy.ndimage) serve live acquisition only; loaded
+    # with the command that reads a capture file they cost it 0.05-0.07 s on this machine
+    probe = ("import sys\nimport daq.cli._offline\n"
+             "print('LOADED', [m for m in ('scipy.ndimage',) if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=60)
+    assert "LOADED []" in done.stdout, done.stdout[-500:] + done.stderr[-2000:]
