@@ -26,7 +26,7 @@ test: check
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 check: $(STAMP)
-	$(BIN)/ruff check daq drivers identify firmware_protocol tests bench
+	$(BIN)/ruff check daq drivers identify firmware_protocol hilrig tests bench
 	$(BIN)/mypy
 
 bench: $(STAMP)

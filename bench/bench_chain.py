@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from identify import (
+from hilrig.identify import (
     ChainParams,
     ChainRig,
     ParameterEstimate,
@@ -35,9 +35,9 @@ from identify import (
     result_params,
     validate_chain,
 )
-from identify.model import Realism, inertial_names, inertial_normaliser
-from identify.seeds import identify_nlink, lab_chain
-from identify.signal import chain_record
+from hilrig.identify.model import Realism, inertial_names, inertial_normaliser
+from hilrig.identify.seeds import identify_nlink, lab_chain
+from hilrig.identify.signal import chain_record
 
 DATA = Path(__file__).parents[1] / "tests" / "data" / "multiarm"
 REALISM = Realism(seed=7, hand_tremor_rad=0.002, push_rad_s=(0.05, -0.1), jitter_counts=1,
@@ -109,7 +109,7 @@ def real(figure: Path | None) -> None:
                               if k.endswith(f"{j + 1}/{norm}")
                               and not k.startswith(("kappa", "nu", "mu"))))
         if figure is not None and name == "single":
-            from identify.report import plot_held_out
+            from hilrig.identify.report import plot_held_out
 
             path = plot_held_out(rec, rig, {"hilrig": result_params(res),
                                             "published": PUBLISHED[name]}, span, seg, figure)

@@ -37,10 +37,10 @@ from collections import defaultdict
 import numpy as np
 from mc_report import efficiency_row
 
-from identify import ChainParams, ChainRig, IdentificationResult, identify_chain
-from identify.model import Realism, inertial_names, inertial_normaliser
-from identify.seeds import NLinkParams, full_parameters, lab_chain
-from identify.signal import chain_record
+from hilrig.identify import ChainParams, ChainRig, IdentificationResult, identify_chain
+from hilrig.identify.model import Realism, inertial_names, inertial_normaliser
+from hilrig.identify.seeds import NLinkParams, full_parameters, lab_chain
+from hilrig.identify.signal import chain_record
 
 KINDS = ("single", "nlink:2")
 CONDITIONS = ("realistic", "sensor", "no-hump")

@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from mc_report import efficiency_row
 
-from identify import METHODS, TABLE_III_TRUTH, RigParams, identify
-from identify.model import rig_quantities
-from identify.results import IdentificationResult
-from identify.signal import (
+from hilrig.identify import METHODS, TABLE_III_TRUTH, RigParams, identify
+from hilrig.identify.model import rig_quantities
+from hilrig.identify.results import IdentificationResult
+from hilrig.identify.signal import (
     CONDITIONS,
     NOISY_CONDITIONS,
     SyntheticCapture,

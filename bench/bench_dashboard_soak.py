@@ -70,7 +70,7 @@ def main() -> int:
                HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{tcp}", HILRIG_MQTT__RIG_ID="soak",
                HILRIG_DASHBOARD__WS_URL=f"ws://127.0.0.1:{ws}/")
     service = subprocess.Popen(
-        [sys.executable, "-m", "daq.cli", "session", "start", "--sim", "--captures", "1000",
+        [sys.executable, "-m", "hilrig", "session", "start", "--sim", "--captures", "1000",
          "--pose", "0", "120", "--name", "soak", "--http", f"127.0.0.1:{http}"],
         env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     errors: list[str] = []

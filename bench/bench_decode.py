@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import firmware_protocol as fp  # noqa: E402
+import hilrig.firmware_protocol as fp  # noqa: E402
 
 RATE = 10_000
 CHUNK = 4096

@@ -16,10 +16,10 @@ import time
 from collections.abc import AsyncIterator
 from typing import Self
 
-from daq.acquisition import AcquisitionEngine, CaptureTaken, FreeDecayTrigger, RingBuffer
-from daq.config import load_settings
-from drivers import SampleBlock, SourceInfo, SourceStats
-from drivers.sim import SimulatedRig
+from hilrig.daq.acquisition import AcquisitionEngine, CaptureTaken, FreeDecayTrigger, RingBuffer
+from hilrig.daq.config import load_settings
+from hilrig.drivers import SampleBlock, SourceInfo, SourceStats
+from hilrig.drivers.sim import SimulatedRig
 
 BLOCK = 100
 RATE = 10_000.0

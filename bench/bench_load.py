@@ -22,11 +22,11 @@ import time
 import uuid
 from pathlib import Path
 
-from daq.config import load_settings
-from daq.mqtt import Courier
-from daq.runtime import PlainRun, rss_mb
-from daq.storage import Outbox
-from drivers.sim import SimulatedRig
+from hilrig.daq.config import load_settings
+from hilrig.daq.mqtt import Courier
+from hilrig.daq.runtime import PlainRun, rss_mb
+from hilrig.daq.storage import Outbox
+from hilrig.drivers.sim import SimulatedRig
 
 
 async def run(n_rigs: int, seconds: float, url: str, root: Path) -> None:

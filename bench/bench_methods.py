@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 
-from identify import METHODS, TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement
-from identify.model import Realism
-from identify.report import compare_methods, parameter_table
+from hilrig.identify import METHODS, TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement
+from hilrig.identify.model import Realism
+from hilrig.identify.report import compare_methods, parameter_table
 
 SEED_UAS_S, SEED_OPT_S = 3.43, 4504.6
 MAIN = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")

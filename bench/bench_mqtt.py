@@ -24,12 +24,12 @@ from pathlib import Path
 
 import aiomqtt
 
-from daq.config import MqttConfig, load_settings
-from daq.mqtt import Courier, Publisher, parse_mqtt_url
-from daq.runtime import PlainRun
-from daq.storage import Outbox
-from drivers.sim import SimulatedRig
-from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
+from hilrig.daq.config import MqttConfig, load_settings
+from hilrig.daq.mqtt import Courier, Publisher, parse_mqtt_url
+from hilrig.daq.runtime import PlainRun
+from hilrig.daq.storage import Outbox
+from hilrig.drivers.sim import SimulatedRig
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
 
 
 def _result(capture_id: str) -> IdentificationResult:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from identify import METHODS, TABLE_III_TRUTH, RigParams, identify
-from identify.model import Realism
-from identify.signal import SyntheticCapture, realistic_capture
+from hilrig.identify import METHODS, TABLE_III_TRUTH, RigParams, identify
+from hilrig.identify.model import Realism
+from hilrig.identify.signal import SyntheticCapture, realistic_capture
 
 NOMINAL = RigParams(tilt_deg=10.0)
 POSE = (0.0, 120.0)

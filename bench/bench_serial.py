@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from drivers.serial import SerialBridge
+from hilrig.drivers.serial import SerialBridge
 
 RATE = 10_000
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -36,7 +36,7 @@ def cpu_of(pid: int) -> float:
 
 
 def start_emulator(link: Path, *extra: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "daq.cli", "emulate-firmware",
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "emulate-firmware",
                              "--link", str(link), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     if proc.stdout.readline().strip() != str(link):

@@ -24,10 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from daq.config import load_settings
-from daq.runtime import PlainRun, SessionPlan, SessionRun, SimReleaser, new_session_id
-from daq.storage import Catalog
-from drivers.sim import SimulatedRig
+from hilrig.daq.config import load_settings
+from hilrig.daq.runtime import PlainRun, SessionPlan, SessionRun, SimReleaser, new_session_id
+from hilrig.daq.storage import Catalog
+from hilrig.drivers.sim import SimulatedRig
 
 POSE = (0.0, 30.0)
 

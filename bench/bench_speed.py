@@ -31,8 +31,8 @@ from pathlib import Path
 
 from bench_real_rig import CASES, capture
 
-from identify import identify
-from identify.methods.estimator.furuta import ShootingProblem
+from hilrig.identify import identify
+from hilrig.identify.methods.estimator.furuta import ShootingProblem
 
 GOAL_WARM_S, GOAL_MEDIAN_S, GOAL_FIRST_EXTRA_S, GOAL_CLI_EXTRA_S = 2.0, 1.0, 5.0, 1.0
 
@@ -41,7 +41,7 @@ import sys, time
 sys.path.insert(0, {bench!r})
 t0 = time.perf_counter()
 from bench_real_rig import capture
-from identify import identify
+from hilrig.identify import identify
 m = capture("ideal", 35.0).measurement
 t1 = time.perf_counter()
 identify(m, "shooting")
@@ -115,12 +115,12 @@ def _cli() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ideal.h5"
-        subprocess.run([sys.executable, "-m", "daq.cli", "simulate", "--out", str(path)],
+        subprocess.run([sys.executable, "-m", "hilrig", "simulate", "--out", str(path)],
                        check=True, capture_output=True)
         walls, computes = [], []
         for _ in range(3):
             t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, "-m", "daq.cli", "identify", str(path),
+            out = subprocess.run([sys.executable, "-m", "hilrig", "identify", str(path),
                                   "--json"], check=True, capture_output=True, text=True).stdout
             walls.append(time.perf_counter() - t0)
             computes.append(json.loads(out)["compute_seconds"])

@@ -15,8 +15,8 @@ import time
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from identify import TABLE_III_TRUTH, RigParams, identify, simulate, simulated_measurement
-from identify.model import acceleration
+from hilrig.identify import TABLE_III_TRUTH, RigParams, identify, simulate, simulated_measurement
+from hilrig.identify.model import acceleration
 
 
 def best_of(fn, repeat: int = 3) -> float:

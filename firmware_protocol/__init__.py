@@ -1,7 +1,8 @@
 """Wire format between the microcontroller bridge and the host (COBS frames, CRC-32).
 
 Depends on numpy only. The normative description is SPEC.md beside this file; the
-shared test vectors are in ``vectors/`` (``python -m firmware_protocol.vectors.make_vectors``).
+shared test vectors are in ``vectors/``
+(``python -m hilrig.firmware_protocol.vectors.make_vectors``).
 
 - ``cobs_encode`` / ``cobs_decode``: canonical COBS without the delimiter.
 - ``encode_frame`` / ``parse_frame``: wire bytes of one frame / checks of an unstuffed one.

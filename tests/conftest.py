@@ -29,7 +29,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_of_these_sources())
 import pytest  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
 
-from identify import TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement  # noqa: E402
+from hilrig.identify import TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement  # noqa: E402
 
 # Property tests are derandomized by default: the same examples on every run, so a CI
 # failure can be reproduced and a pass is not luck. `pytest --hypothesis-profile deep`

@@ -19,11 +19,12 @@ import pytest
 from importlinter.api import read_configuration
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the repository's top-level folders, installed as hilrig.<folder>
 PACKAGES = ("daq", "drivers", "identify", "firmware_protocol")
 ALLOWED = {
     "firmware_protocol": {"numpy"},
     "identify": {"numpy", "scipy", "numba", "pydantic", "matplotlib"},  # report/ plots
-    "drivers": {"numpy", "pydantic", "firmware_protocol", "identify", "serial",
+    "drivers": {"numpy", "pydantic", "hilrig.firmware_protocol", "hilrig.identify", "serial",
                 "serial_asyncio_fast"},
 }
 
@@ -31,7 +32,7 @@ ALLOWED = {
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
     # what runs: imports made only for the type checker are no cycle
-    return grimp.build_graph(*PACKAGES, exclude_type_checking_imports=True)
+    return grimp.build_graph("hilrig", exclude_type_checking_imports=True)
 
 
 def test_every_import_contract_holds():
@@ -45,8 +46,8 @@ def test_every_import_contract_holds():
 
 
 def _private_root(module: str) -> str | None:
-    """The package that owns `module`'s first underscore part: daq.storage for
-    daq.storage._atomic, None for a public module."""
+    """The package that owns `module`'s first underscore part: hilrig.daq.storage for
+    hilrig.daq.storage._atomic, None for a public module."""
     parts = module.split(".")
     for k, part in enumerate(parts):
         if part.startswith("_") and not part.startswith("__"):
@@ -74,14 +75,21 @@ def test_no_module_imports_itself_through_a_cycle(graph):
     assert not cycles, "\n".join(cycles)
 
 
+def _root(module: str) -> str:
+    """The distribution a module belongs to: numpy for numpy.linalg, hilrig.identify for
+    hilrig.identify.model (hilrig's packages are told apart)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "hilrig" and len(parts) > 1 else parts[0]
+
+
 def _imported_roots(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     roots = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            roots.update(a.name.split(".")[0] for a in node.names)
+            roots.update(_root(a.name) for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            roots.add(node.module.split(".")[0])
+            roots.add(_root(node.module))
     return roots
 
 
@@ -89,7 +97,7 @@ def _imported_roots(path: Path) -> set[str]:
 def test_package_imports_only_what_its_layer_allows(package):
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
     for path in sorted((ROOT / package).rglob("*.py")):
-        foreign = _imported_roots(path) - stdlib - ALLOWED[package] - {package}
+        foreign = _imported_roots(path) - stdlib - ALLOWED[package] - {f"hilrig.{package}"}
         assert not foreign, f"{path.relative_to(ROOT)} imports {sorted(foreign)}"
 
 
@@ -108,8 +116,8 @@ def test_every_type_ignore_names_its_error_and_says_why():
 
 
 def test_the_command_line_loads_neither_test_tools_nor_plots():
-    code = ("import sys, daq.cli._parser, daq.cli._live, daq.cli._catalog; "
-            "print(sorted(m for m in sys.modules if m.startswith(('drivers.emulator', "
+    code = ("import sys, hilrig.daq.cli._parser, hilrig.daq.cli._live, hilrig.daq.cli._catalog; "
+            "print(sorted(m for m in sys.modules if m.startswith(('hilrig.drivers.emulator', "
             "'matplotlib'))))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
@@ -117,18 +125,19 @@ def test_the_command_line_loads_neither_test_tools_nor_plots():
     assert done.stdout.strip() == "[]"
 
 
-ESTIMATOR_LAYERS = ("identify.solvers", "identify.model", "identify.signal", "identify.results",
-                    "identify.methods")
+ESTIMATOR_LAYERS = ("hilrig.identify.solvers", "hilrig.identify.model", "hilrig.identify.signal",
+                    "hilrig.identify.results", "hilrig.identify.methods")
 
 
 def test_no_estimator_reaches_the_seeds_published_truth(graph):
     # a method that could read TABLE_III_TRUTH could start at, or fall back to, the answer
-    chains = [graph.find_shortest_chain(importer=m, imported="identify.reference._table_iii")
+    chains = [graph.find_shortest_chain(importer=m,
+                                        imported="hilrig.identify.reference._table_iii")
               for layer in ESTIMATOR_LAYERS
               for m in sorted(graph.find_descendants(layer) | {layer})]
     assert not [c for c in chains if c], "\n".join(" -> ".join(c) for c in chains if c)
     sources = [p for layer in ESTIMATOR_LAYERS
-               for p in (ROOT / layer.replace(".", "/")).rglob("*.py")]
+               for p in (ROOT / layer.removeprefix("hilrig.").replace(".", "/")).rglob("*.py")]
     named = [str(p.relative_to(ROOT)) for p in sources if "TABLE_III_TRUTH" in _code_names(p)]
     assert not named, named
 
@@ -144,3 +153,16 @@ def _code_names(path: Path) -> set[str]:
         elif isinstance(node, ast.alias):
             names.add(node.name)
     return names
+
+
+_BARE = re.compile(r"^\s*(?:from|import)\s+(?:daq|drivers|identify|firmware_protocol)\b", re.M)
+
+
+def test_code_imports_hilrig_by_its_installed_name():
+    # installed, there is no top-level identify, daq or drivers (another distribution may
+    # own that name): an import of one works from a checkout and fails for a user
+    bare = [f"{p.relative_to(ROOT)}:{s.count(chr(10), 0, m.start()) + 1}"
+            for folder in (*PACKAGES, "tests", "bench", "docs", "hilrig")
+            for p in sorted((ROOT / folder).rglob("*.py"))
+            for s in [p.read_text(encoding="utf-8")] for m in _BARE.finditer(s)]
+    assert not bare, "\n".join(bare)

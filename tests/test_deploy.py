@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from daq.config import Settings, load_settings
+from hilrig.daq.config import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -84,8 +84,12 @@ def test_the_udev_rule_names_the_bridge_the_unit_waits_for():
 def test_the_container_installs_every_package_and_runs_hilrig():
     text = (DEPLOY / "Containerfile").read_text()
     pyproject = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text())
-    for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]:
-        assert f"COPY {pattern.rstrip('*')} ./{pattern.rstrip('*')}" in text
+    assert pyproject["tool"]["setuptools"]["packages"]["find"]["include"] == ["hilrig*"]
+    # hilrig/ holds links: the folders they point to must be in the image as well
+    folders = ["hilrig", *(p.name for p in (DEPLOY.parent / "hilrig").iterdir() if p.is_symlink())]
+    assert len(folders) == 5
+    for folder in folders:
+        assert f"COPY {folder} ./{folder}" in text
     assert re.search(r'^ENTRYPOINT \["hilrig"\]', text, re.M)
     assert re.search(r"^USER hilrig", text, re.M)
 
@@ -101,7 +105,7 @@ def test_the_readme_stands_alone():
 
 
 def test_the_readme_command_summary_names_every_option_of_every_command():
-    from daq.cli._parser import build_parser
+    from hilrig.daq.cli._parser import build_parser
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     block = readme[readme.index("## Commands"):]

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from drivers import SourceInfo
-from identify import (
+from hilrig.drivers import SourceInfo
+from hilrig.identify import (
     SOFTWARE_VERSION,
     Measurement,
     RigParams,

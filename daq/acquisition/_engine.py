@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from drivers import SampleBlock, Source
-from identify import SOFTWARE_VERSION, RigParams, utc_now
+from hilrig.drivers import SampleBlock, Source
+from hilrig.identify import SOFTWARE_VERSION, RigParams, utc_now
 
 from ..config import RigKindConfig, TriggerConfig
 from ._capture import Capture, TriggerInfo, new_capture_id

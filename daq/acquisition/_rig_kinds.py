@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from identify import (
+from hilrig.identify import (
     DEFAULT_METHOD,
     METHOD_NAMES,
     ChainRig,

@@ -25,7 +25,7 @@ from collections import deque
 
 import numpy as np
 
-from drivers import SampleBlock
+from hilrig.drivers import SampleBlock
 
 __all__ = ["RingBuffer"]
 

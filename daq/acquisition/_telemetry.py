@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from drivers import SampleBlock
+from hilrig.drivers import SampleBlock
 
 __all__ = ["TelemetryDecimator"]
 

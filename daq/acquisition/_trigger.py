@@ -47,7 +47,7 @@ from typing import Literal
 
 import numpy as np
 
-from drivers import SampleBlock
+from hilrig.drivers import SampleBlock
 
 from ..config import TriggerConfig
 

@@ -1,4 +1,4 @@
-"""`python -m daq.cli`: the same as the `hilrig` command."""
+"""`python -m hilrig.daq.cli` (or `python -m hilrig`): the same as the `hilrig` command."""
 
 import sys
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from identify import PARAM_NAMES, IdentificationResult
+from hilrig.identify import PARAM_NAMES, IdentificationResult
 
 from ..config import Settings
 from ..storage import CaptureRow, Catalog, CatalogError, ResultRow, SessionRow

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 
-from drivers.emulator import EmulatorConfig, FirmwareEmulator, parse_window
+from hilrig.drivers.emulator import EmulatorConfig, FirmwareEmulator, parse_window
 
 from ._usage import UsageError, settings_of
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-from identify import rig_family
+from hilrig.identify import rig_family
 
 from ..config import Settings
 from ._rig_commands import RigCommands

@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from identify.model import compile_in_background
+from hilrig.identify.model import compile_in_background
 
 from ..config import MAX_NESTING, Settings, json_nesting
 from ..mqtt import COMMANDS, monitor, parse_mqtt_url, send_command

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError
 
-from identify.model import RIG_ERROR_FIELDS, RigParams
+from hilrig.identify.model import RIG_ERROR_FIELDS, RigParams
 
 from ..config import first_error
 from ._ranges import TILT, Range

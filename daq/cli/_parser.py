@@ -31,13 +31,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _methods() -> list[str]:
-    from identify import METHOD_NAMES  # the names only: no method is loaded for --help
+    from hilrig.identify import METHOD_NAMES  # the names only: no method is loaded for --help
 
     return list(METHOD_NAMES)
 
 
 def _default_method() -> str:
-    from identify import DEFAULT_METHOD
+    from hilrig.identify import DEFAULT_METHOD
 
     return DEFAULT_METHOD
 

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from identify import IdentificationResult
+from hilrig.identify import IdentificationResult
 
 from ..acquisition import identify_capture
 from ..config import Settings

@@ -7,7 +7,7 @@ import argparse
 
 from pydantic import ValidationError
 
-from identify.model import Realism
+from hilrig.identify.model import Realism
 
 from ..config import Settings
 from ..storage import CaptureLimits

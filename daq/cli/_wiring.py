@@ -16,8 +16,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from drivers import Source
-from identify.model import compile_in_background
+from hilrig.drivers import Source
+from hilrig.identify.model import compile_in_background
 
 from ..acquisition import ChainKind, kind_of
 from ..config import Settings
@@ -45,7 +45,7 @@ def sim_source(settings: Settings, *, paced: bool, pose_deg: tuple[float, float]
 
 def _furuta_sim(settings: Settings, paced: bool, pose_deg: tuple[float, float],
                 auto_release: bool) -> Source:
-    from drivers.sim import SimulatedRig
+    from hilrig.drivers.sim import SimulatedRig
 
     sim = settings.sim
     return SimulatedRig(rig=settings.rig, friction=sim.friction, pose_deg=pose_deg,
@@ -57,7 +57,7 @@ def _furuta_sim(settings: Settings, paced: bool, pose_deg: tuple[float, float],
 def _chain_sim(settings: Settings, paced: bool, pose_deg: tuple[float, float],
                auto_release: bool) -> Source:
     """The chain rig [rig] kind names, on the same two channels."""
-    from drivers.sim import ChainMount, SimulatedChainRig
+    from hilrig.drivers.sim import ChainMount, SimulatedChainRig
 
     from .chain import default_chain_params
 
@@ -79,7 +79,7 @@ _SIM_SOURCES: dict[str, Callable[[Settings, bool, tuple[float, float], bool], So
 
 def bridge_source(settings: Settings, port: str) -> Source:
     """The serial bridge on `port` at the configured rate (a whole number of Hz)."""
-    from drivers.serial import SerialBridge
+    from hilrig.drivers.serial import SerialBridge
 
     rate = settings.sample_rate_hz
     if rate != int(rate):

@@ -18,8 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from identify import parse_rig_kind
-from identify.model import FrictionModel
+from hilrig.identify import parse_rig_kind
+from hilrig.identify.model import FrictionModel
 
 #: the [rig] keys this model takes; the rest of [rig] is the Furuta rig's RigParams
 RIG_KIND_KEYS = ("kind", "channel", "joint_angles", "zero", "plane_tilt_deg", "friction")

@@ -25,9 +25,9 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from identify import DEFAULT_METHOD, FrictionParams, RigParams
-from identify.model import Realism
-from identify.reference import TABLE_III_TRUTH
+from hilrig.identify import DEFAULT_METHOD, FrictionParams, RigParams
+from hilrig.identify.model import Realism
+from hilrig.identify.reference import TABLE_III_TRUTH
 
 from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
 from ._small_files import read_small_file

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from identify import SOFTWARE_VERSION
+from hilrig.identify import SOFTWARE_VERSION
 
 from ..config import Settings
 from ..mqtt import WEBSOCKETS, PageGate, Topics

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from identify import DEFAULT_METHOD, METHODS
+from hilrig.identify import DEFAULT_METHOD, METHODS
 
 from ..config import MAX_NESTING, first_error, json_nesting, one_line
 from ._topics import Topics

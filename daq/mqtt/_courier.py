@@ -36,8 +36,8 @@ from typing import Any, Self
 
 from pydantic import BaseModel
 
-from drivers import SourceInfo
-from identify import SOFTWARE_VERSION
+from hilrig.drivers import SourceInfo
+from hilrig.identify import SOFTWARE_VERSION
 
 from ..config import MqttConfig
 from ..storage import Outbox

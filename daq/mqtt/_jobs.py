@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from identify import SOFTWARE_VERSION, utc_now
+from hilrig.identify import SOFTWARE_VERSION, utc_now
 
 from ..config import loads_bounded
 from ._payloads import Envelope, dump_json

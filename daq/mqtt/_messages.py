@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from drivers import SourceInfo
+from hilrig.drivers import SourceInfo
 
 from ..config import MqttConfig
 from ._payloads import (

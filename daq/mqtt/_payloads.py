@@ -4,7 +4,7 @@ Every payload is one flat JSON object with the envelope: "schema" (name/major ve
 "rig_id", "time" (UTC ISO 8601 with Z, when it was published), "software_version", and
 the ids that join it to the catalog (capture_id, session_id, method, msg_id). Payloads
 may gain keys within a major version; consumers ignore keys they do not know, so every
-schema allows additional properties. `python -m daq.mqtt.schemas` writes the JSON Schemas.
+schema allows additional properties. `python -m hilrig.daq.mqtt.schemas` writes the JSON Schemas.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drivers import SourceInfo
-from identify import SOFTWARE_VERSION, IdentificationResult, ParameterEstimate, utc_now
+from hilrig.drivers import SourceInfo
+from hilrig.identify import SOFTWARE_VERSION, IdentificationResult, ParameterEstimate, utc_now
 
 __all__ = [
     "CapturePayload", "CaptureRecordPayload", "CommandReply", "EventPayload", "OverlayPayload",

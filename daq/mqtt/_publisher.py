@@ -18,8 +18,8 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from pydantic import BaseModel
 
-from drivers import SourceInfo
-from identify import SOFTWARE_VERSION
+from hilrig.drivers import SourceInfo
+from hilrig.identify import SOFTWARE_VERSION
 
 from ..config import MqttConfig
 from ._broker import client_options, parse_mqtt_url

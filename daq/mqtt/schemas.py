@@ -1,7 +1,7 @@
 """JSON Schemas of every MQTT payload, generated from the pydantic models in _payloads.py.
 
-    python -m daq.mqtt.schemas            # (re)write deploy/schemas/*.schema.json
-    python -m daq.mqtt.schemas --check    # exit 1 if the checked-in files are not current
+    python -m hilrig.daq.mqtt.schemas            # (re)write deploy/schemas/*.schema.json
+    python -m hilrig.daq.mqtt.schemas --check    # exit 1 if the checked-in files are not current
 
 A dashboard builder validates what it receives against these files; the tests check
 that the files match the models and that a session's messages validate against them.
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         stale = [n for n, text in files.items()
                  if not (args.dir / n).exists() or (args.dir / n).read_text() != text]
         for name in stale:
-            print(f"{args.dir / name}: not current (run python -m daq.mqtt.schemas)",
+            print(f"{args.dir / name}: not current (run python -m hilrig.daq.mqtt.schemas)",
                   file=sys.stderr)
         return 1 if stale else 0
     args.dir.mkdir(parents=True, exist_ok=True)

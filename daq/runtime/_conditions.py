@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from drivers import LinkHealth, Source
+from hilrig.drivers import LinkHealth, Source
 
 from ..acquisition import AcquisitionEngine
 from ._plan import SessionPlan

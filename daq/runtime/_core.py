@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from drivers import Source
+from hilrig.drivers import Source
 
 from ..acquisition import (
     AcquisitionEngine,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drivers import LinkHealth, Pacing, Source
+from hilrig.drivers import LinkHealth, Pacing, Source
 
 from ..config import Settings
 from ..mqtt import CommandRefused, CommandRouter, Courier, Request, SessionStartRequest

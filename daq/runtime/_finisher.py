@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from identify import IdentificationResult, format_fit, result_problems
+from hilrig.identify import IdentificationResult, format_fit, result_problems
 
 from ..acquisition import Capture
 from ..config import one_line

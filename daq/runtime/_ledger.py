@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from identify import IdentificationResult, utc_now
+from hilrig.identify import IdentificationResult, utc_now
 
 from ..storage import Catalog, store_result
 from ._finisher import CaptureOutcome

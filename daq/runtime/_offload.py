@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from identify import IdentificationResult, result_problems
+from hilrig.identify import IdentificationResult, result_problems
 
 from ..config import first_error, one_line
 from ..mqtt import (

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from identify import DEFAULT_METHOD, METHODS
+from hilrig.identify import DEFAULT_METHOD, METHODS
 
 from ..config import first_error
 from ..storage import SessionRow

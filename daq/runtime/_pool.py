@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from identify import IdentificationResult
+from hilrig.identify import IdentificationResult
 
 from ..acquisition import identify_capture
 from ..storage import read_capture

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self
 
-from drivers import Source
-from identify import IdentificationResult
+from hilrig.drivers import Source
+from hilrig.identify import IdentificationResult
 
 from ..config import one_line
 from ..mqtt import Courier, State

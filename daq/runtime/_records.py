@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from identify import IdentificationResult
+from hilrig.identify import IdentificationResult
 
 from ..mqtt import Topics
 from ..storage import CaptureRow, Catalog, CatalogError

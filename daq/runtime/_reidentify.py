@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from identify import IdentificationResult, result_problems
+from hilrig.identify import IdentificationResult, result_problems
 
 from ..mqtt import CommandRefused, IdentifyRequest
 from ..storage import Catalog, CatalogError, store_result

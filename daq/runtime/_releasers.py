@@ -13,7 +13,7 @@ import asyncio
 import logging
 from typing import Protocol
 
-from drivers import Holdable, Releasable, Source
+from hilrig.drivers import Holdable, Releasable, Source
 
 from ..mqtt import CommandRefused
 from ._plan import SessionPlan

@@ -15,7 +15,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from identify import utc_now
+from hilrig.identify import utc_now
 
 from ..acquisition import capture_summary
 from ..storage import (

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from drivers import Holdable, Releasable, Source
-from identify import IdentificationResult
+from hilrig.drivers import Holdable, Releasable, Source
+from hilrig.identify import IdentificationResult
 
 from ..acquisition import CaptureAborted, CaptureStarted, CaptureTaken
 from ..config import Settings

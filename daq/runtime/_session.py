@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from drivers import Source
-from identify import IdentificationResult, utc_now
+from hilrig.drivers import Source
+from hilrig.identify import IdentificationResult, utc_now
 
 from ..acquisition import (
     BlockSeen,

@@ -28,7 +28,7 @@ import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from identify import METHODS, SOFTWARE_VERSION, IdentificationResult
+from hilrig.identify import METHODS, SOFTWARE_VERSION, IdentificationResult
 
 from ..config import MqttConfig
 from ..mqtt import (

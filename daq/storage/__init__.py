@@ -5,7 +5,7 @@ not yet acknowledged by the broker (SQLite).
 
 from typing import TYPE_CHECKING
 
-from identify import lazy_exports
+from hilrig.identify import lazy_exports
 
 if TYPE_CHECKING:
     from ._archive import (

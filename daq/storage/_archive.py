@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from identify import IdentificationResult
+from hilrig.identify import IdentificationResult
 
 from ._atomic import write_text_atomic
 from ._catalog import Catalog, ResultRow

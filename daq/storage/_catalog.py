@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from identify import SOFTWARE_VERSION, IdentificationResult, utc_now
+from hilrig.identify import SOFTWARE_VERSION, IdentificationResult, utc_now
 
 from ..config import first_error
 

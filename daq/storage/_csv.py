@@ -22,8 +22,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from drivers import SourceInfo
-from identify import Progress, RigParams
+from hilrig.drivers import SourceInfo
+from hilrig.identify import Progress, RigParams
 
 from ..acquisition import MAX_ANGLE_RAD, Capture
 from ._atomic import atomic_target

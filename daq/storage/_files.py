@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from identify import Progress
+from hilrig.identify import Progress
 
 from ..acquisition import Capture
 from ._csv import read_capture_csv

@@ -26,8 +26,8 @@ import h5py
 import numpy as np
 from pydantic import ValidationError
 
-from drivers import SourceInfo
-from identify import RigParams
+from hilrig.drivers import SourceInfo
+from hilrig.identify import RigParams
 
 from ..acquisition import Capture, TriggerInfo
 from ..config import RigKindConfig, first_error

@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from identify import utc_now
+from hilrig.identify import utc_now
 
 __all__ = ["OUTBOX_NAME", "Outbox", "OutboxRow"]
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from firmware_protocol import LAYOUT_HASH, MAX_SAMPLES_PER_FRAME, MsgType
-from identify.model import FrictionParams, RigParams
-from identify.reference import TABLE_III_TRUTH
+from hilrig.firmware_protocol import LAYOUT_HASH, MAX_SAMPLES_PER_FRAME, MsgType
+from hilrig.identify.model import FrictionParams, RigParams
+from hilrig.identify.reference import TABLE_III_TRUTH
 
 __all__ = ["EmulatorConfig", "EmulatorRecord", "SentFrame", "Session", "Spoiled", "parse_window"]
 

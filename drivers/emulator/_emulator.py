@@ -72,7 +72,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from firmware_protocol import (
+from hilrig.firmware_protocol import (
     CAP_RELEASE_OUTPUT,
     HEADER_SIZE,
     MAX_SAMPLES_PER_FRAME,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from firmware_protocol import MsgType, cobs_decode, cobs_encode, encode_frame
+from hilrig.firmware_protocol import MsgType, cobs_decode, cobs_encode, encode_frame
 
 __all__ = ["garbage"]
 

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from identify.model import FrictionParams, RigParams
-from identify.reference import TABLE_III_TRUTH
+from hilrig.identify.model import FrictionParams, RigParams
+from hilrig.identify.reference import TABLE_III_TRUTH
 
 from ..sim import SimulatedRig
 

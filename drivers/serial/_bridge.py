@@ -50,7 +50,7 @@ import numpy as np
 import serial
 import serial_asyncio_fast
 
-from firmware_protocol import (
+from hilrig.firmware_protocol import (
     CAP_RELEASE_OUTPUT,
     LAYOUT_HASH,
     NAK_NO_RELEASE_OUTPUT,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from firmware_protocol import Status
+from hilrig.firmware_protocol import Status
 
 from .._protocols import SourceStats
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from firmware_protocol import VERSION_MAJOR, CobsError, cobs_decode, crc32
+from hilrig.firmware_protocol import VERSION_MAJOR, CobsError, cobs_decode, crc32
 
 __all__ = ["dominant_foreign_version", "failure_reason", "foreign_versions"]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from identify.model import ChainParams, ChainRig, FrictionParams, Realism, Tremor
-from identify.reference import TABLE_III_TRUTH
+from hilrig.identify.model import ChainParams, ChainRig, FrictionParams, Realism, Tremor
+from hilrig.identify.reference import TABLE_III_TRUTH
 
 from ._rig import SimulatedRig
 

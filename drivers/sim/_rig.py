@@ -21,7 +21,7 @@ from typing import Self
 
 import numpy as np
 
-from identify.model import (
+from hilrig.identify.model import (
     FrictionParams,
     Realism,
     RigParams,
@@ -32,7 +32,7 @@ from identify.model import (
     simulate_rk4,
     true_rig,
 )
-from identify.reference import TABLE_III_TRUTH
+from hilrig.identify.reference import TABLE_III_TRUTH
 
 from .._protocols import SampleBlock, SourceInfo, SourceStats
 

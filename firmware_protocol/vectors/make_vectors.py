@@ -1,7 +1,7 @@
 """Generate the shared test-vector files of the bridge protocol (SPEC.md).
 
-    python -m firmware_protocol.vectors.make_vectors           # (re)write the files
-    python -m firmware_protocol.vectors.make_vectors --check   # exit 1 if they differ
+    python -m hilrig.firmware_protocol.vectors.make_vectors           # (re)write the files
+    python -m hilrig.firmware_protocol.vectors.make_vectors --check   # exit 1 if they differ
 
 Deliberately independent of the codec in ``firmware_protocol``: a textbook per-byte
 COBS encoder, a bitwise CRC-32 and ``struct`` build every vector, so the codec's tests

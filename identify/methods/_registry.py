@@ -40,7 +40,7 @@ METHODS: dict[str, Method] = {
     ESTIMATOR: identify_multiple_shooting,
 }
 if tuple(sorted(METHODS)) != METHOD_NAMES or DEFAULT_METHOD != ESTIMATOR:
-    raise ImportError("identify.methods._names no longer lists the registry's methods")
+    raise ImportError("hilrig.identify.methods._names no longer lists the registry's methods")
 
 
 def identify(m: Measurement, method: str = DEFAULT_METHOD,

@@ -43,20 +43,20 @@ log = logging.getLogger(__name__)
 # C-contiguous writable float64 (f) and int64 (i) arrays of 1 or 2 dimensions, scalars
 _Kernel = tuple[str, str, tuple[str, ...]]
 _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
-    (("identify.model._sensitivity", "sensitivity_jobs_into",
+    (("hilrig.identify.model._sensitivity", "sensitivity_jobs_into",
       ("f1", "i1", "f2", "i1", "i1", "f", "i1", "i1", "i", "i", "f2", "f3")),),
-    (("identify.model._segments", "simulate_jobs_into",
+    (("hilrig.identify.model._segments", "simulate_jobs_into",
       ("f2", "f2", "f2", "i1", "f1", "i1", "i1", "f", "i1", "i1", "i", "i", "f2")),
-     ("identify.model._simulate", "simulate_scheduled",
+     ("hilrig.identify.model._simulate", "simulate_scheduled",
       ("f1", "f1", "f1", "f", "f", "f", "i1")),
-     ("identify.model._equations", "coefficients", ("f1", "f1")),
-     ("identify.model._equations", "inverse_dynamics", ("f1", "f2", "f2", "f2"))),
+     ("hilrig.identify.model._equations", "coefficients", ("f1", "f1")),
+     ("hilrig.identify.model._equations", "inverse_dynamics", ("f1", "f2", "f2", "f2"))),
 )
 _CHAIN: tuple[tuple[_Kernel, ...], ...] = (
-    (("identify.model.chain._sensitivity", "chain_sensitivity_jobs_into",
+    (("hilrig.identify.model.chain._sensitivity", "chain_sensitivity_jobs_into",
       ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i1", "i1", "f1", "i", "f1",
        "i", "i", "f2", "f2", "f2")),),
-    (("identify.model.chain._equations", "chain_segments_into",
+    (("hilrig.identify.model.chain._equations", "chain_segments_into",
       ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i", "i", "f2")),),
 )
 #: each rig kind's kernels (identify.model.rig_family), in groups compiled side by side
@@ -107,7 +107,9 @@ def compile_in_background(*families: str) -> threading.Thread:
 def _compile_in_children(family: str, n_groups: int, report: Progress) -> bool:
     cores = max(1, min(n_groups, os.cpu_count() or 1))
     batches = [[g for g in range(n_groups) if g % cores == c] for c in range(cores)]
-    root = str(Path(__file__).resolve().parents[2])
+    # the folder that holds the hilrig package (site-packages, or a checkout), found by
+    # this module's name so that a checkout's links (hilrig/identify) are not resolved away
+    root = str(Path(__file__).parents[__name__.count(".")])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [root, *filter(None, [os.environ.get("PYTHONPATH")])]))
     # LLVM's -O1: a third less to compile, and the fits ran as fast as at numba's -O3
@@ -122,7 +124,7 @@ def _compile_in_children(family: str, n_groups: int, report: Progress) -> bool:
             # the children, instead of each child printing its own traceback
             p = subprocess.Popen(
                 [sys.executable, "-m", __name__, family, *map(str, batch)], env=env,
-                cwd=root,  # -m puts the working directory first: another identify there
+                cwd=root,  # -m puts the working directory first: another hilrig there
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 start_new_session=True)
             _children.add(p)

@@ -212,7 +212,7 @@ def test_argv_encode_matches_frame_vectors(c_binary):
 
 def _python_codec():
     try:
-        from firmware_protocol import StreamDecoder, encode_frame
+        from hilrig.firmware_protocol import StreamDecoder, encode_frame
     except ImportError as exc:  # the codec is required, not optional
         pytest.fail(f"the Python codec is not importable: {exc}")
     return encode_frame, StreamDecoder
@@ -288,7 +288,7 @@ def test_cross_decode_python_wires(c_binary):
 
 
 def _cobs(data: bytes) -> bytes:
-    from firmware_protocol import cobs_encode
+    from hilrig.firmware_protocol import cobs_encode
     return cobs_encode(data)
 
 

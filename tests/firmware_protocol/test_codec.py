@@ -9,8 +9,8 @@ import zlib
 import numpy as np
 import pytest
 
-import firmware_protocol as fp
-from firmware_protocol.vectors import make_vectors as ref
+import hilrig.firmware_protocol as fp
+from hilrig.firmware_protocol.vectors import make_vectors as ref
 
 COUNTER_NAMES = ["bytes_in", "frames_ok", "crc_errors", "cobs_errors", "oversize",
                  "length_errors", "unknown_version", "unknown_type", "bad_payload",

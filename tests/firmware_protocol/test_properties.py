@@ -22,9 +22,9 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-import firmware_protocol as fp
-from firmware_protocol._cobs import _decode_many_numpy, cobs_decode_many
-from firmware_protocol.vectors import make_vectors as ref
+import hilrig.firmware_protocol as fp
+from hilrig.firmware_protocol._cobs import _decode_many_numpy, cobs_decode_many
+from hilrig.firmware_protocol.vectors import make_vectors as ref
 
 ERRORS = ("crc_errors", "cobs_errors", "oversize", "length_errors", "unknown_version",
           "unknown_type", "bad_payload")

@@ -8,8 +8,8 @@ import zlib
 import numpy as np
 import pytest
 
-import firmware_protocol as fp
-from firmware_protocol.vectors import (
+import hilrig.firmware_protocol as fp
+from hilrig.firmware_protocol.vectors import (
     DIR,
     cobs_rejects,
     cobs_vectors,

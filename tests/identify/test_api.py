@@ -6,8 +6,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from importlib.metadata import PackageNotFoundError, version
 
-import identify
-from identify import SOFTWARE_VERSION, IdentificationResult, ParameterEstimate, utc_now
+import hilrig.identify as identify
+from hilrig.identify import SOFTWARE_VERSION, IdentificationResult, ParameterEstimate, utc_now
 
 #: every name `from identify import X` gave before the package was split into layers
 NAMES_BEFORE_THE_SPLIT = (
@@ -56,7 +56,7 @@ def test_a_result_records_the_one_software_version_and_a_utc_now_stamp():
 
 
 def test_importing_identify_does_not_load_matplotlib():
-    code = "import sys, identify; print('matplotlib' in sys.modules)"
+    code = "import sys, hilrig.identify; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from identify import (
+from hilrig.identify import (
     ChainParams,
     ChainRig,
     IdentificationResult,
@@ -27,7 +27,7 @@ from identify import (
     result_params,
     validate_chain,
 )
-from identify.model import CHAIN_FRICTION_TERMS, inertial_names, inertial_normaliser
+from hilrig.identify.model import CHAIN_FRICTION_TERMS, inertial_names, inertial_normaliser
 
 from ...acquisition import Capture, to_record
 from ...config import RigKindConfig, Settings
@@ -172,13 +172,13 @@ def format_chain(out: dict[str, Any]) -> str:
 def default_chain_params(links: int) -> ChainParams:
     """The true rig of `simulate --rig` and of `run --sim` with a chain kind: seed 002's
     laboratory pendulum with Brown-McPhee joints (identify.seeds.lab_chain)."""
-    from identify.seeds import lab_chain
+    from hilrig.identify.seeds import lab_chain
 
     return lab_chain(links)
 
 
 def _simulate(args: argparse.Namespace, settings: Settings) -> int:
-    from identify.signal import chain_record
+    from hilrig.identify.signal import chain_record
 
     out = Path(args.out)
     check_out_free(out, args.force)
@@ -209,7 +209,7 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
 
 # -- compare --rig single|nlink:N -----------------------------------------------------------
 def _compare(args: argparse.Namespace) -> int:
-    from identify.report import chain_table, compare_chain
+    from hilrig.identify.report import chain_table, compare_chain
 
     if args.methods or args.plot:
         raise UsageError("--methods and --plot are for the Furuta rig; a chain rig compares "

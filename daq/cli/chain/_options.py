@@ -13,8 +13,8 @@ import re
 
 import numpy as np
 
-from identify import ChainParams, Record, Scale
-from identify.model import inertial_names, inertial_normaliser, unpack_inertial
+from hilrig.identify import ChainParams, Record, Scale
+from hilrig.identify.model import inertial_names, inertial_normaliser, unpack_inertial
 
 from .._measured import measured_value, relative_sd
 from .._ranges import MOST_S, Range
@@ -54,7 +54,7 @@ def span_arg(text: str) -> tuple[float, float]:
 
 def check_span(text: str, span: tuple[float, float], record: Record) -> None:
     """The held-out span overlaps the record by a segment at least: before any fit."""
-    from identify.methods import MIN_SEGMENT_S
+    from hilrig.identify.methods import MIN_SEGMENT_S
 
     first = record.t0_s
     last = first + float(record.t[-1])
@@ -65,7 +65,7 @@ def check_span(text: str, span: tuple[float, float], record: Record) -> None:
 
 def segment_arg(args: argparse.Namespace) -> float | None:
     """--segment-s, at least the shortest segment scored; only with --validate."""
-    from identify.methods import MIN_SEGMENT_S
+    from hilrig.identify.methods import MIN_SEGMENT_S
 
     if args.segment_s is None:
         return None

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from identify import (
+from hilrig.identify import (
     METHODS,
     PARAM_NAMES,
     FrictionParams,
@@ -19,8 +19,8 @@ from identify import (
     format_fit,
     identify,
 )
-from identify.model import RIG_ERROR_FIELDS, RigParams
-from identify.reference import TABLE_III_TRUTH
+from hilrig.identify.model import RIG_ERROR_FIELDS, RigParams
+from hilrig.identify.reference import TABLE_III_TRUTH
 
 from ...acquisition import Capture, TriggerInfo, to_measurement
 from ...config import Settings, first_error
@@ -80,7 +80,7 @@ def _friction_range(name: str) -> Range:
 
 # -- simulate ----------------------------------------------------------------------------
 def _simulate(args: argparse.Namespace, settings: Settings) -> int:
-    from drivers.sim import SimulatedRig
+    from hilrig.drivers.sim import SimulatedRig
 
     out = Path(args.out)
     if out.suffix.lower() not in (".h5", ".hdf5", ".csv"):
@@ -219,7 +219,7 @@ def format_result(result: IdentificationResult) -> str:
 
 # -- compare -----------------------------------------------------------------------------
 def _compare(args: argparse.Namespace) -> int:
-    from identify.report import compare_methods, parameter_table, table_v
+    from hilrig.identify.report import compare_methods, parameter_table, table_v
 
     m = _load_measurement(args, settings_of(args))
     methods = args.methods.split(",") if args.methods else None
@@ -237,9 +237,9 @@ def _compare(args: argparse.Namespace) -> int:
     print()
     print(parameter_table(results))
     if args.plot:
-        from identify import DEFAULT_METHOD
-        from identify.methods import run_uas
-        from identify.report import summary_figure, write_figures
+        from hilrig.identify import DEFAULT_METHOD
+        from hilrig.identify.methods import run_uas
+        from hilrig.identify.report import summary_figure, write_figures
 
         bar = ProgressBar("figures")
         try:

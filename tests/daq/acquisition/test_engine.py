@@ -9,7 +9,7 @@ from typing import Self
 import numpy as np
 import pytest
 
-from daq.acquisition import (
+from hilrig.daq.acquisition import (
     AcquisitionEngine,
     BlockSeen,
     CaptureAborted,
@@ -21,9 +21,9 @@ from daq.acquisition import (
     TriggerArmed,
     TriggerState,
 )
-from daq.config import load_settings
-from drivers import SampleBlock, Source, SourceInfo, SourceStats
-from drivers.sim import SimulatedRig
+from hilrig.daq.config import load_settings
+from hilrig.drivers import SampleBlock, Source, SourceInfo, SourceStats
+from hilrig.drivers.sim import SimulatedRig
 
 POSE = (0.0, 30.0)  # a 20 s decay
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daq.acquisition import RingBuffer
-from drivers import SampleBlock
+from hilrig.daq.acquisition import RingBuffer
+from hilrig.drivers import SampleBlock
 
 
 def counts_for(first: int, n: int) -> np.ndarray:

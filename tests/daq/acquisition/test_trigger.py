@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daq.acquisition import Armed, FreeDecayTrigger, Settled, Triggered, TriggerState
-from daq.config import TriggerConfig
-from drivers import SampleBlock
-from drivers.sim import SimulatedRig
+from hilrig.daq.acquisition import Armed, FreeDecayTrigger, Settled, Triggered, TriggerState
+from hilrig.daq.config import TriggerConfig
+from hilrig.drivers import SampleBlock
+from hilrig.drivers.sim import SimulatedRig
 
 RATE = 10_000.0
 CFG = TriggerConfig()

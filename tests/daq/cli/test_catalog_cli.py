@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from daq.storage import Catalog
+from hilrig.daq.storage import Catalog
 
 from .test_cli import assert_one_line_error, run_main
 
@@ -53,7 +53,7 @@ def test_output_piped_into_a_reader_that_stops_early_is_no_error(archive):
     with Catalog.open(archive) as cat:  # more than a pipe's buffer holds (64 KiB)
         for k in range(1500):
             cat.add_capture(f"long-{k:04d}", session_id="S-new", seq=100 + k, status="done")
-    listing = subprocess.Popen([sys.executable, "-m", "daq.cli", "captures", "list"],
+    listing = subprocess.Popen([sys.executable, "-m", "hilrig", "captures", "list"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env=dict(os.environ))
     assert listing.stdout is not None
@@ -78,7 +78,7 @@ def test_resume_without_an_id_takes_the_session_that_needs_it(archive, capfd):
 def test_quick_commands_load_no_compiler_no_optimiser(archive, args):
     # `hilrig --help` and `captures list` answer at once: they need neither the compiled
     # simulators (numba) nor the methods' optimisers (scipy.optimize) nor HDF5
-    probe = (f"import sys\nfrom daq.cli import main\ntry:\n    main({args!r})\n"
+    probe = (f"import sys\nfrom hilrig.daq.cli import main\ntry:\n    main({args!r})\n"
              "except SystemExit:\n    pass\nheavy = [m for m in ('numba', 'scipy.optimize', "
              "'h5py') if m in sys.modules]\nprint('HEAVY', heavy)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
@@ -92,7 +92,7 @@ def test_a_stored_result_that_no_longer_reads_is_left_out_with_one_line(archive,
     import json
     import math
 
-    from identify import PARAM_NAMES, IdentificationResult, ParameterEstimate
+    from hilrig.identify import PARAM_NAMES, IdentificationResult, ParameterEstimate
 
     def result(capture_id: str, lo: float) -> IdentificationResult:
         params = {n: ParameterEstimate(value=1e-3, ci95=(lo, 1.1e-3), identifiable=True)

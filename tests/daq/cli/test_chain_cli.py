@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daq.storage import read_joint_csv
+from hilrig.daq.storage import read_joint_csv
 
 from .test_cli import assert_one_line_error, run_main
 
@@ -89,7 +89,7 @@ def test_a_record_header_other_than_t_theta_is_refused(tmp_path, capfd):
 
 
 def test_a_run_on_a_single_pendulum_records_its_kind_and_identifies_it_as_one(tmp_path):
-    from daq.storage import read_capture
+    from hilrig.daq.storage import read_capture
 
     cfg = tmp_path / "hilrig.toml"
     cfg.write_text(f'[rig]\nkind = "single"\n[storage]\ndirectory = "{tmp_path / "data"}"\n'

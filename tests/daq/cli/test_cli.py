@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daq.acquisition import Capture
-from daq.cli import main
-from daq.storage import read_capture, write_capture_h5
-from identify import (
+from hilrig.daq.acquisition import Capture
+from hilrig.daq.cli import main
+from hilrig.daq.storage import read_capture, write_capture_h5
+from hilrig.identify import (
     DEFAULT_METHOD,
     PARAM_NAMES,
     TABLE_III_TRUTH,
@@ -43,7 +43,7 @@ ESTIMATE_KEYS = {"value", "ci95", "identifiable", "note", "assumed"}
 
 def _hilrig() -> list[str]:
     script = Path(sys.executable).with_name("hilrig")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "daq.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hilrig"]
 
 
 def _env() -> dict[str, str]:
@@ -552,7 +552,7 @@ def test_simulate_at_1_khz_records_the_same_motion_sampled_less_often(tmp_path):
 def test_identifying_a_file_loads_nothing_only_acquisition_needs():
     # the trigger's running extremes (scipy.ndimage) serve live acquisition only; loaded
     # with the command that reads a capture file they cost it 0.05-0.07 s on this machine
-    probe = ("import sys\nimport daq.cli._offline\n"
+    probe = ("import sys\nimport hilrig.daq.cli._offline\n"
              "print('LOADED', [m for m in ('scipy.ndimage',) if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env=dict(os.environ), timeout=60)

@@ -2,8 +2,8 @@
 
 import pytest
 
-from daq.cli import main
-from identify import METHODS
+from hilrig.daq.cli import main
+from hilrig.identify import METHODS
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from daq.cli.chain import _commands as chain_commands
-from daq.cli.furuta import _commands as furuta_commands
+from hilrig.daq.cli.chain import _commands as chain_commands
+from hilrig.daq.cli.furuta import _commands as furuta_commands
 
 from .test_cli import assert_one_line_error, run_main
 
@@ -79,9 +79,9 @@ def test_a_chain_fit_failing_numerically_is_one_line_and_exit_1(capfd, monkeypat
 
 
 def test_compare_failing_numerically_is_one_line_and_exit_1(capture, capfd, monkeypatch):
-    import identify.report
+    from hilrig.identify import report
 
-    monkeypatch.setattr(identify.report, "compare_methods", _overflow)
+    monkeypatch.setattr(report, "compare_methods", _overflow)
     capfd.readouterr()
     assert run_main("compare", capture)[0] == 1
     assert_one_line_error(capfd, "c.h5: the fit failed numerically (overflow")

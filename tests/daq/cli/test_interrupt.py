@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-HILRIG = [sys.executable, "-m", "daq.cli"]
+HILRIG = [sys.executable, "-m", "hilrig"]
 BROKER = "mqtt://127.0.0.1:1883"
 
 
@@ -94,7 +94,7 @@ def test_an_offline_command_stopped_says_so_in_one_line(capture, tmp_path, comma
                                      ["session", "start", "--sim", "--captures", "3"]])
 def test_a_live_command_stopped_says_so_in_one_line_and_leaves_whole_files(tmp_path, command,
                                                                           sig):
-    from daq.storage import read_capture
+    from hilrig.daq.storage import read_capture
 
     done = _interrupted(command, _env(tmp_path), sig, after="release detected")
     _one_line(done, sig)
@@ -137,8 +137,8 @@ def test_stopped_while_compiling_says_so_in_one_line(capture, tmp_path, sig):
 @pytest.mark.parametrize("interrupt", [KeyboardInterrupt, "Stopped"])
 def test_an_interrupt_a_library_wrapped_in_its_own_error_still_ends_in_one_line(
         monkeypatch, capsys, interrupt):
-    from daq.cli import _main
-    from daq.cli._usage import Stopped
+    from hilrig.daq.cli import _main
+    from hilrig.daq.cli._usage import Stopped
 
     raised = Stopped if interrupt == "Stopped" else interrupt
 

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from daq.cli._log_limits import LibraryLogLimit
-from daq.mqtt import EmbeddedBroker
+from hilrig.daq.cli._log_limits import LibraryLogLimit
+from hilrig.daq.mqtt import EmbeddedBroker
 
 
 def _handler(limit: LibraryLogLimit) -> tuple[logging.Handler, io.StringIO]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from daq.cli import main
-from daq.storage import read_capture
+from hilrig.daq.cli import main
+from hilrig.daq.storage import read_capture
 
 from .test_cli import assert_one_line_error, run_main
 
@@ -27,7 +27,7 @@ def built(tmp_path_factory) -> tuple[Path, float]:
 
 def _true_m2_l2(path: Path) -> float:
     # the file records the nominal rig; the simulation's truth is recomputed from its seed
-    from identify.model import Realism, true_rig
+    from hilrig.identify.model import Realism, true_rig
 
     nominal = read_capture(path).rig
     true = true_rig(nominal, Realism(seed=5, rig_error=0.04), Realism(seed=5).rng())

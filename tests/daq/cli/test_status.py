@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from daq.cli._status import StatusLine
+from hilrig.daq.cli._status import StatusLine
 
 
 def test_on_a_terminal_lines_stay_above_a_live_line_redrawn_in_place():
@@ -42,7 +42,7 @@ def test_a_run_on_a_terminal_shows_the_capture_recording_live(tmp_path):
     env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
                HILRIG_MQTT__RIG_ID=f"status-{os.getpid()}", HILRIG_IDENTIFY__METHOD="regression")
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "daq.cli", "run", "--sim", "--unpaced",
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "run", "--sim", "--unpaced",
                              "--captures", "1"], stdout=slave, stderr=slave, env=env)
     os.close(slave)
     out = b""

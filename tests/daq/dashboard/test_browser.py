@@ -54,7 +54,7 @@ class Service:
                    HILRIG_MQTT__USERNAME="hilrig", HILRIG_MQTT__PASSWORD=broker.users["hilrig"],
                    HILRIG_DASHBOARD__WS_URL=f"wss://127.0.0.1:{broker.ws}/")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daq.cli", *args], env=env, cwd=tmp,
+            [sys.executable, "-m", "hilrig", *args], env=env, cwd=tmp,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -235,7 +235,7 @@ def test_on_a_bare_laptop_the_page_reads_the_embedded_broker(browser, tmp_path, 
                HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{free_port()}",  # nothing listens there
                HILRIG_MQTT__RIG_ID=f"bare-{uuid.uuid4().hex[:6]}")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daq.cli", "run", "--sim", "--captures", "1", "--http",
+        [sys.executable, "-m", "hilrig", "run", "--sim", "--captures", "1", "--http",
          f"127.0.0.1:{free_port()}"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
@@ -318,7 +318,7 @@ def test_a_page_of_another_origin_can_neither_connect_nor_command_the_rig(browse
                HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{free_port()}",  # nothing: the embedded
                HILRIG_MQTT__RIG_ID=rig)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "daq.cli", "serve", "--sim", "--unpaced", "--http",
+        [sys.executable, "-m", "hilrig", "serve", "--sim", "--unpaced", "--http",
          f"127.0.0.1:{free_port()}"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []

@@ -15,9 +15,9 @@ from email.message import Message
 
 import pytest
 
-from daq.config import load_settings
-from daq.dashboard import STATIC_DIR, DashboardServer, page_config, page_gate
-from daq.mqtt import EmbeddedBroker
+from hilrig.daq.config import load_settings
+from hilrig.daq.dashboard import STATIC_DIR, DashboardServer, page_config, page_gate
+from hilrig.daq.mqtt import EmbeddedBroker
 
 
 def free_port() -> int:
@@ -187,7 +187,7 @@ def test_vendored_libraries_carry_their_licences_and_match_their_recorded_digest
 
 
 def test_hilrig_dashboard_serves_the_page_and_says_where(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "daq.cli", "dashboard", "--http",
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "dashboard", "--http",
                              "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, cwd=tmp_path)
     try:
@@ -201,7 +201,7 @@ def test_hilrig_dashboard_serves_the_page_and_says_where(tmp_path):
 
 
 def test_a_bad_http_address_is_one_line_naming_it(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "daq.cli", "dashboard", "--http", "8080"],
+    run = subprocess.run([sys.executable, "-m", "hilrig", "dashboard", "--http", "8080"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert run.returncode == 2
     assert run.stderr.strip().count("\n") == 0 and "'8080'" in run.stderr
@@ -232,7 +232,7 @@ def test_idle_connections_cannot_take_the_descriptors_captures_need(tmp_path):
     rig = f"fd-{uuid.uuid4().hex[:6]}"
     env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
                HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_MQTT__RIG_ID=rig)
-    proc = subprocess.Popen([prlimit, "--nofile=1024:1024", sys.executable, "-m", "daq.cli",
+    proc = subprocess.Popen([prlimit, "--nofile=1024:1024", sys.executable, "-m", "hilrig",
                              "serve", "--sim", "--unpaced", "--http", f"127.0.0.1:{port}"],
                             env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -280,7 +280,7 @@ def test_idle_connections_cannot_take_the_descriptors_captures_need(tmp_path):
             time.sleep(0.1)
         plan = {"plan": {"captures": 10, "paced": False, "poses_deg": [[0.0, 30.0]],
                          "methods": ["regression"]}}
-        cmd = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "session/start",
+        cmd = subprocess.run([sys.executable, "-m", "hilrig", "cmd", "session/start",
                               json.dumps(plan), "--timeout", "30"], env=env, cwd=tmp_path,
                              capture_output=True, text=True, timeout=60)
         assert cmd.returncode == 0, cmd.stdout + cmd.stderr
@@ -294,7 +294,7 @@ def test_idle_connections_cannot_take_the_descriptors_captures_need(tmp_path):
     text = "".join(lines)
     assert "Too many open files" not in text and "Errno 24" not in text, text[-3000:]
     assert len(text.splitlines()) < 400, text[-3000:]  # no flood of accept errors
-    from daq.storage import Catalog
+    from hilrig.daq.storage import Catalog
 
     with Catalog.open(tmp_path / "archive", create=False) as cat:
         sid = cat.latest_session().session_id

@@ -14,11 +14,11 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from daq.config import load_settings
-from daq.mqtt import CommandRouter, Courier, send_command
-from daq.runtime import SessionPlan, SessionRun, SimReleaser, new_session_id
-from daq.storage import Catalog, Outbox
-from drivers.sim import SimulatedRig
+from hilrig.daq.config import load_settings
+from hilrig.daq.mqtt import CommandRouter, Courier, send_command
+from hilrig.daq.runtime import SessionPlan, SessionRun, SimReleaser, new_session_id
+from hilrig.daq.storage import Catalog, Outbox
+from hilrig.drivers.sim import SimulatedRig
 
 URL = "mqtt://127.0.0.1:1883"
 
@@ -137,13 +137,13 @@ async def test_each_command_gets_its_reply_and_malformed_ones_change_nothing(tmp
 
 def test_hilrig_cmd_says_what_is_wrong_before_sending(tmp_path):
     env = dict(os.environ, HILRIG_MQTT__URL=URL)
-    bad = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "fly"], env=env,
+    bad = subprocess.run([sys.executable, "-m", "hilrig", "cmd", "fly"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown verb 'fly'" in bad.stderr
-    bad = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "identify", "{oops"], env=env,
+    bad = subprocess.run([sys.executable, "-m", "hilrig", "cmd", "identify", "{oops"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "not valid JSON" in bad.stderr
-    nobody = subprocess.run([sys.executable, "-m", "daq.cli", "cmd", "arm", "--timeout", "1"],
+    nobody = subprocess.run([sys.executable, "-m", "hilrig", "cmd", "arm", "--timeout", "1"],
                             env=dict(env, HILRIG_MQTT__RIG_ID=f"nobody-{uuid.uuid4().hex[:6]}"),
                             capture_output=True, text=True, timeout=60)
     assert nobody.returncode == 1 and "no reply" in nobody.stderr
@@ -178,8 +178,8 @@ async def test_a_deeply_nested_command_is_refused_and_the_reader_survives(tmp_pa
                    expected="refused as not a result (ValueError), shown as not JSON; no "
                             "RecursionError reaches the rig's handlers or the monitor")
 def test_messages_from_others_nested_too_deeply_are_refused_not_parsed():
-    from daq.mqtt import result_from_message
-    from daq.mqtt._monitor import _summary_line
+    from hilrig.daq.mqtt import result_from_message
+    from hilrig.daq.mqtt._monitor import _summary_line
 
     deep = b'{"job_id": "j", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     with pytest.raises(ValueError, match="nested too deeply"):
@@ -294,7 +294,7 @@ async def test_a_retained_command_never_runs_and_a_duplicate_runs_once(tmp_path,
 def test_the_nesting_scan_takes_no_memory_that_grows_with_the_message():
     import tracemalloc
 
-    from daq.config import json_nesting, loads_bounded
+    from hilrig.daq.config import json_nesting, loads_bounded
 
     # 20 MB of short strings: a copy with its strings replaced took 2.4 GB
     doc = b'{"a": [' + b'"x[y]", 1.5, {"k": "v"}, ' * 800_000 + b'0]}'

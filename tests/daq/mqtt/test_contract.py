@@ -13,10 +13,10 @@ import jsonschema
 import numpy as np
 import pytest
 
-from daq.acquisition import TelemetryDecimator
-from daq.mqtt.schemas import SCHEMA_DIR, generate, schema_file
-from drivers import SampleBlock
-from identify import DEFAULT_METHOD
+from hilrig.daq.acquisition import TelemetryDecimator
+from hilrig.daq.mqtt.schemas import SCHEMA_DIR, generate, schema_file
+from hilrig.drivers import SampleBlock
+from hilrig.identify import DEFAULT_METHOD
 
 BROKER = ("127.0.0.1", 1883)
 
@@ -30,7 +30,8 @@ def test_the_checked_in_schemas_are_current():
     files = generate()
     assert sorted(p.name for p in SCHEMA_DIR.glob("*.schema.json")) == sorted(files)
     for name, text in files.items():
-        assert (SCHEMA_DIR / name).read_text() == text, f"{name}: run python -m daq.schemas"
+        assert (SCHEMA_DIR / name).read_text() == text, \
+            f"{name}: run python -m hilrig.daq.mqtt.schemas"
 
 
 def test_a_schema_rejects_what_breaks_the_contract():
@@ -87,7 +88,7 @@ def test_every_message_of_a_three_capture_session_validates_against_its_schema(t
     try:
         env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
                    HILRIG_MQTT__RIG_ID=rig_id, HILRIG_MQTT__URL="mqtt://127.0.0.1:1883")
-        run = subprocess.run([sys.executable, "-m", "daq.cli", "session", "start", "--captures",
+        run = subprocess.run([sys.executable, "-m", "hilrig", "session", "start", "--captures",
                               "3", "--sim", "--unpaced", "--pose", "0", "30"], env=env,
                              capture_output=True, text=True, timeout=500)
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]

@@ -19,12 +19,12 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from daq.config import MqttConfig, load_settings
-from daq.mqtt import CommandRouter, Courier, send_command
-from daq.runtime import SessionPlan, SessionRun, SimReleaser, new_session_id
-from daq.storage import Catalog, Outbox
-from drivers.sim import SimulatedRig
-from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
+from hilrig.daq.config import MqttConfig, load_settings
+from hilrig.daq.mqtt import CommandRouter, Courier, send_command
+from hilrig.daq.runtime import SessionPlan, SessionRun, SimReleaser, new_session_id
+from hilrig.daq.storage import Catalog, Outbox
+from hilrig.drivers.sim import SimulatedRig
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
 
 
 def _free_port() -> int:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from daq.mqtt import PageGate
-from daq.mqtt._page_gate import ROLE_RULES, filter_within, topic_matches
+from hilrig.daq.mqtt import PageGate
+from hilrig.daq.mqtt._page_gate import ROLE_RULES, filter_within, topic_matches
 
 ACL = Path(__file__).resolve().parents[3] / "deploy" / "mosquitto" / "hilrig.acl"
 

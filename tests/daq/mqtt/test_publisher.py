@@ -26,8 +26,8 @@ import aiomqtt
 import numpy as np
 import pytest
 
-from daq.config import MqttConfig
-from daq.mqtt import (
+from hilrig.daq.config import MqttConfig
+from hilrig.daq.mqtt import (
     EmbeddedBroker,
     Publisher,
     Topics,
@@ -36,8 +36,8 @@ from daq.mqtt import (
     probe_broker,
     resolve_broker,
 )
-from drivers import SourceInfo
-from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
+from hilrig.drivers import SourceInfo
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
 
 MOSQUITTO_URL = "mqtt://127.0.0.1:1883"
 REPO = Path(__file__).resolve().parents[3]
@@ -221,8 +221,8 @@ async def test_mosquitto_sub_sees_messages(mosquitto: str, rig_id: str) -> None:
 
 CHILD = """
 import asyncio, sys
-from daq.config import MqttConfig
-from daq.mqtt import Publisher
+from hilrig.daq.config import MqttConfig
+from hilrig.daq.mqtt import Publisher
 
 async def main() -> None:
     cfg = MqttConfig(url=sys.argv[1], rig_id=sys.argv[2], keepalive_s=2)
@@ -323,7 +323,7 @@ async def test_monitor_prints_status_capture_and_result(mosquitto: str, rig_id: 
 @pytest.mark.timeout(30)
 async def test_monitor_shows_a_sessions_state_and_counts_and_an_events_code_and_message(
         mosquitto: str, rig_id: str) -> None:
-    from daq.mqtt import EventPayload, SessionPayload
+    from hilrig.daq.mqtt import EventPayload, SessionPayload
 
     cfg = MqttConfig(url=mosquitto, rig_id=rig_id)
     out = io.StringIO()

@@ -21,9 +21,9 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from daq.config import MqttConfig
-from daq.mqtt import CommandRouter, Courier, Publisher
-from daq.storage import Outbox
+from hilrig.daq.config import MqttConfig
+from hilrig.daq.mqtt import CommandRouter, Courier, Publisher
+from hilrig.daq.storage import Outbox
 
 #: the broker's users and passwords (tests/daq/conftest.py makes them)
 USERS: dict[str, str] = {}
@@ -126,12 +126,12 @@ def test_the_password_is_never_logged(broker, tmp_path):
     env = dict(os.environ, HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{broker['plain']}",
                HILRIG_MQTT__USERNAME="operator", HILRIG_MQTT__PASSWORD_FILE=str(pw_file),
                HILRIG_MQTT__RIG_ID="nobody")
-    run = subprocess.run([sys.executable, "-m", "daq.cli", "-v", "monitor", "--timeout", "1"],
+    run = subprocess.run([sys.executable, "-m", "hilrig", "-v", "monitor", "--timeout", "1"],
                          env=env, capture_output=True, text=True, timeout=60)
     assert USERS["operator"] not in run.stdout + run.stderr
     env["HILRIG_MQTT__PASSWORD"] = USERS["operator"]
     env["HILRIG_MQTT__KEEPALIVE_S"] = "not a number"
-    bad = subprocess.run([sys.executable, "-m", "daq.cli", "monitor", "--timeout", "1"],
+    bad = subprocess.run([sys.executable, "-m", "hilrig", "monitor", "--timeout", "1"],
                          env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "keepalive_s" in bad.stderr
     assert USERS["operator"] not in bad.stdout + bad.stderr
@@ -236,7 +236,7 @@ async def test_a_dashboard_cannot_take_jobs_and_stall_an_offloaded_session(broke
         pw[user].write_text(USERS[user] + "\n")
     worker_log = tmp_path / "worker.log"
     worker = subprocess.Popen(
-        [sys.executable, "-m", "daq.cli", "worker"], stdout=open(worker_log, "w"),
+        [sys.executable, "-m", "hilrig", "worker"], stdout=open(worker_log, "w"),
         stderr=subprocess.STDOUT,
         env=dict(env, HILRIG_MQTT__USERNAME="worker1",
                  HILRIG_MQTT__PASSWORD_FILE=str(pw["worker1"])))
@@ -259,7 +259,7 @@ async def test_a_dashboard_cannot_take_jobs_and_stall_an_offloaded_session(broke
             counter = asyncio.create_task(count())
             t0 = time.monotonic()
             session = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "daq.cli", "session", "start", "--captures", "3",
+                sys.executable, "-m", "hilrig", "session", "start", "--captures", "3",
                 "--sim", "--unpaced", "--pose", "0", "30",
                 env=dict(env, HILRIG_MQTT__USERNAME="hilrig",
                          HILRIG_MQTT__PASSWORD_FILE=str(pw["hilrig"])),
@@ -282,7 +282,7 @@ async def test_a_dashboard_cannot_take_jobs_and_stall_an_offloaded_session(broke
 
 def _forged_result(capture_id: str, method: str, **changes) -> dict:
     """A result as a worker sends it: plausible on its face, `changes` applied."""
-    from identify import PARAM_NAMES
+    from hilrig.identify import PARAM_NAMES
 
     params = {n: {"value": 1e-3, "ci95": [0.9e-3, 1.1e-3], "identifiable": True}
               for n in PARAM_NAMES}
@@ -332,7 +332,7 @@ async def test_the_rig_keeps_only_answers_of_the_worker_it_gave_the_job_to(broke
                             "state": "ready"})
         await rogue.publish("hilrig-workers/ready/worker2/rogue", ready, qos=1, retain=True)
         worker = subprocess.Popen(
-            [sys.executable, "-m", "daq.cli", "worker"], stdout=open(worker_log, "w"),
+            [sys.executable, "-m", "hilrig", "worker"], stdout=open(worker_log, "w"),
             stderr=subprocess.STDOUT, env=dict(env, HILRIG_MQTT__USERNAME="worker1",
                                                HILRIG_MQTT__PASSWORD_FILE=str(pw["worker1"])))
         async with asyncio.timeout(60):
@@ -378,7 +378,7 @@ async def test_the_rig_keeps_only_answers_of_the_worker_it_gave_the_job_to(broke
         tasks = [asyncio.create_task(rogue_jobs()), asyncio.create_task(watched())]
         try:
             run = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "daq.cli", "run", "--sim", "--unpaced", "--captures",
+                sys.executable, "-m", "hilrig", "run", "--sim", "--unpaced", "--captures",
                 "3", env=dict(env, HILRIG_MQTT__USERNAME="hilrig",
                               HILRIG_MQTT__PASSWORD_FILE=str(pw["hilrig"])),
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
@@ -406,7 +406,7 @@ async def test_the_rig_keeps_only_answers_of_the_worker_it_gave_the_job_to(broke
         assert any(why in e["message"] for e in refused), (why, "\n".join(
             e["message"] for e in refused))
     assert text.count("(worker)") == 3  # each capture: one result, the real worker's
-    from daq.storage import Catalog
+    from hilrig.daq.storage import Catalog
 
     with Catalog.open(root, create=False) as cat:
         results = cat.results()
@@ -414,6 +414,6 @@ async def test_the_rig_keeps_only_answers_of_the_worker_it_gave_the_job_to(broke
         for row in results:
             mu = row.result().parameters["mu_d0"].value
             assert mu is not None and mu > 0 and mu != 0.4242
-    listing = subprocess.run([sys.executable, "-m", "daq.cli", "results", "list"], env=env,
+    listing = subprocess.run([sys.executable, "-m", "hilrig", "results", "list"], env=env,
                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert listing.returncode == 0 and "0.4242" not in listing.stdout, listing.stderr

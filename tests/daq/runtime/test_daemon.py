@@ -11,11 +11,11 @@ import uuid
 
 import pytest
 
-from daq.config import MqttConfig, load_settings
-from daq.mqtt import CommandRouter, Courier, send_command
-from daq.runtime import RigDaemon, SessionPlan
-from daq.storage import Catalog, Outbox
-from drivers.sim import SimulatedRig
+from hilrig.daq.config import MqttConfig, load_settings
+from hilrig.daq.mqtt import CommandRouter, Courier, send_command
+from hilrig.daq.runtime import RigDaemon, SessionPlan
+from hilrig.daq.storage import Catalog, Outbox
+from hilrig.drivers.sim import SimulatedRig
 
 URL = "mqtt://127.0.0.1:1883"
 
@@ -28,7 +28,7 @@ async def test_a_session_started_by_command_runs_and_the_daemon_is_idle_again(tm
     env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig_id,
                HILRIG_MQTT__URL=URL, HILRIG_MQTT__TELEMETRY_HZ="0")
     log = tmp_path / "serve.log"
-    proc = subprocess.Popen([sys.executable, "-m", "daq.cli", "serve", "--sim", "--unpaced"],
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "serve", "--sim", "--unpaced"],
                             env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
     cfg = MqttConfig(url=URL, rig_id=rig_id)
     try:
@@ -66,7 +66,7 @@ async def test_a_session_started_by_command_runs_and_the_daemon_is_idle_again(tm
 
 
 def _start(argv: list[str], log, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "daq.cli", *argv], env=env,
+    return subprocess.Popen([sys.executable, "-m", "hilrig", *argv], env=env,
                             stdout=open(log, "w"), stderr=subprocess.STDOUT)
 
 

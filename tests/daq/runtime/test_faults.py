@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 # the one step that makes a written file durable is where a full disk shows: the
 # faults below are injected there, in the storage layer's private module
-import daq.storage._atomic as atomic
-from daq.config import ConfigError, load_settings
-from daq.mqtt import COMMANDS, CommandRouter, Courier
-from daq.runtime import (
+import hilrig.daq.storage._atomic as atomic
+from hilrig.daq.config import ConfigError, load_settings
+from hilrig.daq.mqtt import COMMANDS, CommandRouter, Courier
+from hilrig.daq.runtime import (
     PlanError,
     RigDaemon,
     SessionPlan,
@@ -33,11 +33,11 @@ from daq.runtime import (
     new_session_id,
     parse_plan,
 )
-from daq.storage import Catalog, Outbox, read_capture, write_capture_h5
-from drivers.sim import SimulatedRig
+from hilrig.daq.storage import Catalog, Outbox, read_capture, write_capture_h5
+from hilrig.drivers.sim import SimulatedRig
 
 POSE = (0.0, 30.0)
-HILRIG = [sys.executable, "-m", "daq.cli"]
+HILRIG = [sys.executable, "-m", "hilrig"]
 
 
 def _simulated_session(root: Path, cat: Catalog, plan: SessionPlan) -> str:

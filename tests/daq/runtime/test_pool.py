@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from daq.runtime import _pool
+from hilrig.daq.runtime import _pool
 
 
 def _ignored(pid: int) -> set[int]:

@@ -9,13 +9,13 @@ import uuid
 
 import aiomqtt
 
-from daq.config import MqttConfig
-from daq.mqtt import Courier, Topics
-from daq.runtime import CaptureRecords, Publication, prune_retained
-from daq.storage import Catalog, Outbox
-from drivers.sim import SimulatedRig
-from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
-from identify.results import response_of
+from hilrig.daq.config import MqttConfig
+from hilrig.daq.mqtt import Courier, Topics
+from hilrig.daq.runtime import CaptureRecords, Publication, prune_retained
+from hilrig.daq.storage import Catalog, Outbox
+from hilrig.drivers.sim import SimulatedRig
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
+from hilrig.identify.results import response_of
 
 BROKER = "mqtt://127.0.0.1:1883"
 

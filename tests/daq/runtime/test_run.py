@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from daq.acquisition import TriggerState
-from daq.config import load_settings
-from daq.mqtt import CommandRouter
-from daq.runtime import PlainRun
-from daq.storage import read_capture
-from drivers.sim import SimulatedRig
-from identify import DEFAULT_METHOD
+from hilrig.daq.acquisition import TriggerState
+from hilrig.daq.config import load_settings
+from hilrig.daq.mqtt import CommandRouter
+from hilrig.daq.runtime import PlainRun
+from hilrig.daq.storage import read_capture
+from hilrig.drivers.sim import SimulatedRig
+from hilrig.identify import DEFAULT_METHOD
 
 BROKER = ("127.0.0.1", 1883)
 
@@ -150,7 +150,7 @@ def _service_env(tmp_path: Path, rig_id: str, url: str = "mqtt://127.0.0.1:1883"
 def test_any_mqtt_client_sees_status_capture_result_and_offline_after_kill(tmp_path):
     rig_id = f"test-{uuid.uuid4().hex[:8]}"
     sub = _sub(rig_id)
-    service = subprocess.Popen([sys.executable, "-m", "daq.cli", "run", "--sim", "--unpaced"],
+    service = subprocess.Popen([sys.executable, "-m", "hilrig", "run", "--sim", "--unpaced"],
                                env=_service_env(tmp_path, rig_id), stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     seen: dict[str, dict] = {}
@@ -192,7 +192,7 @@ def test_without_a_broker_the_service_starts_an_embedded_one(tmp_path):
     port = _free_port()  # nothing listens here
     rig_id = f"test-{uuid.uuid4().hex[:8]}"
     done = subprocess.run(
-        [sys.executable, "-m", "daq.cli", "run", "--sim", "--unpaced", "--captures", "1"],
+        [sys.executable, "-m", "hilrig", "run", "--sim", "--unpaced", "--captures", "1"],
         env=_service_env(tmp_path, rig_id, url=f"mqtt://127.0.0.1:{port}"),
         capture_output=True, text=True, timeout=200)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -213,7 +213,7 @@ def test_a_plain_runs_captures_land_in_the_catalog_and_can_be_listed_and_reident
     env["HILRIG_IDENTIFY__METHOD"] = "regression"
 
     def hilrig(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "daq.cli", *args], env=env,
+        return subprocess.run([sys.executable, "-m", "hilrig", *args], env=env,
                               capture_output=True, text=True, timeout=200)
 
     done = hilrig("run", "--sim", "--unpaced", "--captures", "2")

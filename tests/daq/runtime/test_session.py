@@ -17,16 +17,23 @@ import aiomqtt
 import numpy as np
 import pytest
 
-from daq.config import load_settings
-from daq.mqtt import Courier
-from daq.runtime import PlanError, SessionPlan, SessionRun, SimReleaser, load_plan, new_session_id
-from daq.storage import Catalog, Outbox, read_capture
-from drivers.sim import SimulatedRig
-from identify import DEFAULT_METHOD, PARAM_NAMES
+from hilrig.daq.config import load_settings
+from hilrig.daq.mqtt import Courier
+from hilrig.daq.runtime import (
+    PlanError,
+    SessionPlan,
+    SessionRun,
+    SimReleaser,
+    load_plan,
+    new_session_id,
+)
+from hilrig.daq.storage import Catalog, Outbox, read_capture
+from hilrig.drivers.sim import SimulatedRig
+from hilrig.identify import DEFAULT_METHOD, PARAM_NAMES
 
 BROKER = "mqtt://127.0.0.1:1883"
 POSE = (0.0, 30.0)  # a 20 s decay: short captures keep the 20-capture session quick
-HILRIG = [sys.executable, "-m", "daq.cli"]
+HILRIG = [sys.executable, "-m", "hilrig"]
 
 
 def _runner(settings, catalog, plan, publisher=None, events=None, progress=None):
@@ -294,7 +301,7 @@ def test_an_operator_who_never_releases_times_out_and_the_plan_decides(tmp_path)
         session_id = new_session_id()
         cat.add_session(session_id, plan.model_dump_json())
         rig = SimulatedRig(paced=False, auto_release=False)  # nobody lets go
-        from daq.runtime import OperatorReleaser
+        from hilrig.daq.runtime import OperatorReleaser
         runner = SessionRun(settings, rig, None, plan=plan, catalog=cat,
                                session_id=session_id, releaser=OperatorReleaser(),
                                say=events.append, on_progress=progress.append)
@@ -330,9 +337,9 @@ def test_a_bad_plan_is_one_line_naming_the_key_and_nothing_is_created(tmp_path):
 @pytest.mark.timeout(300)
 async def test_a_latch_on_the_bridge_releases_each_capture_at_a_known_sample(tmp_path):
     # the real serial driver on a pty against the firmware emulator with a release output
-    from daq.runtime import LatchReleaser
-    from drivers.emulator import EmulatorConfig, FirmwareEmulator
-    from drivers.serial import SerialBridge
+    from hilrig.daq.runtime import LatchReleaser
+    from hilrig.drivers.emulator import EmulatorConfig, FirmwareEmulator
+    from hilrig.drivers.serial import SerialBridge
 
     settings = load_settings(None, storage={"directory": str(tmp_path)})
     cfg = EmulatorConfig(seed=21, latch=True, pose_deg=POSE, paced=False)
@@ -361,7 +368,7 @@ async def test_a_latch_on_the_bridge_releases_each_capture_at_a_known_sample(tmp
 
 
 def test_the_example_plan_is_valid_and_documents_every_key():
-    from daq.runtime import SessionPlan as Plan
+    from hilrig.daq.runtime import SessionPlan as Plan
 
     path = Path(__file__).resolve().parents[3] / "deploy" / "session.example.toml"
     plan = load_plan(path)
@@ -372,7 +379,7 @@ def test_the_example_plan_is_valid_and_documents_every_key():
 
 
 def test_a_plan_is_its_fields_or_a_session_table_of_them_and_the_command_line_wins(tmp_path):
-    from daq.runtime import parse_plan
+    from hilrig.daq.runtime import parse_plan
 
     fields = {"captures": 3, "poses_deg": [[0.0, 30.0]], "paced": False}
     assert parse_plan({"session": fields}, "cmd") == parse_plan(fields, "cmd")

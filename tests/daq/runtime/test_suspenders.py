@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from daq.config import load_settings
-from daq.runtime import (
+from hilrig.daq.config import load_settings
+from hilrig.daq.runtime import (
     LatchReleaser,
     SessionConditions,
     SessionPlan,
@@ -15,12 +15,12 @@ from daq.runtime import (
     SuspenderWatch,
     new_session_id,
 )
-from daq.storage import Catalog, read_capture_h5
-from drivers import SampleBlock
-from drivers.emulator import EmulatorConfig, FirmwareEmulator
-from drivers.serial import SerialBridge
-from drivers.sim import SimulatedRig
-from firmware_protocol import MsgType
+from hilrig.daq.storage import Catalog, read_capture_h5
+from hilrig.drivers import SampleBlock
+from hilrig.drivers.emulator import EmulatorConfig, FirmwareEmulator
+from hilrig.drivers.serial import SerialBridge
+from hilrig.drivers.sim import SimulatedRig
+from hilrig.firmware_protocol import MsgType
 
 POSE = (0.0, 30.0)
 

@@ -11,10 +11,10 @@ import uuid
 
 import pytest
 
-from daq.storage import Catalog
-from identify import DEFAULT_METHOD
+from hilrig.daq.storage import Catalog
+from hilrig.identify import DEFAULT_METHOD
 
-HILRIG = [sys.executable, "-m", "daq.cli"]
+HILRIG = [sys.executable, "-m", "hilrig"]
 
 
 @pytest.mark.fault(injected="workers: one of two workers killed mid-job",

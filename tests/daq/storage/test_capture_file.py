@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from daq.acquisition import Capture, TriggerInfo
-from daq.cli import main
-from daq.storage import (
+from hilrig.daq.acquisition import Capture, TriggerInfo
+from hilrig.daq.cli import main
+from hilrig.daq.storage import (
     FORMAT_NAME,
     FORMAT_VERSION,
     CaptureFileError,
@@ -30,8 +30,8 @@ from daq.storage import (
     write_capture_csv,
     write_capture_h5,
 )
-from drivers import SourceInfo
-from identify import RigParams
+from hilrig.drivers import SourceInfo
+from hilrig.identify import RigParams
 
 RATE = 10_000.0
 CPR = (40_000, 40_000)
@@ -702,7 +702,7 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path):
                             "(CSV and HDF5)",
                    expected="refused as soon as the limit is passed, naming the setting to raise")
 def test_a_file_longer_than_the_longest_capture_is_refused_naming_the_setting(tmp_path):
-    from daq.config import load_settings
+    from hilrig.daq.config import load_settings
 
     limits = CaptureLimits.of(load_settings(None, trigger={"max_duration_s": 0.5,
                                                            "pre_trigger_s": 0.1}))

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from daq.storage import CATALOG_NAME, Catalog, CatalogError
-from identify import IdentificationResult, ParameterEstimate
+from hilrig.daq.storage import CATALOG_NAME, Catalog, CatalogError
+from hilrig.identify import IdentificationResult, ParameterEstimate
 
 
 def _result(method: str = "grey-box", value: float = 5e-4, capture_id: str = "c1"
@@ -67,7 +67,7 @@ def test_a_redelivered_result_with_the_same_key_is_not_added_twice(cat):
 
 
 def test_a_stop_request_from_another_process_is_seen(cat):
-    code = ("import sys; from daq.storage import Catalog; "
+    code = ("import sys; from hilrig.daq.storage import Catalog; "
             "c = Catalog.open(sys.argv[1], create=False); c.request_stop('S1')")
     subprocess.run([sys.executable, "-c", code, str(cat.path.parent)], check=True, timeout=60)
     assert cat.stop_requested("S1")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from daq.config import load_settings
-from daq.storage import (
+from hilrig.daq.config import load_settings
+from hilrig.daq.storage import (
     CSV_HEAD_BYTES,
     CSV_MAX_BYTES,
     CSV_MAX_LINE_BYTES,

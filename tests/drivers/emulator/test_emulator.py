@@ -15,8 +15,8 @@ import tty
 
 import pytest
 
-from drivers.emulator import EmulatorConfig, FirmwareEmulator
-from firmware_protocol import Hello, MsgType, Ping, Start, encode_message
+from hilrig.drivers.emulator import EmulatorConfig, FirmwareEmulator
+from hilrig.firmware_protocol import Hello, MsgType, Ping, Start, encode_message
 
 
 def _read_slowly(port: str, seconds: float, bytes_per_s: int, ping_every_s: float = 0.0

@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daq.acquisition import RingBuffer
-from daq.storage import read_capture
-from drivers import Holdable, LinkHealth, Releasable, SampleBlock, Source
-from drivers.emulator import EmulatorConfig, EmulatorRecord, FirmwareEmulator, RigFeed
-from drivers.serial import ProtocolMismatchError, SerialBridge, SerialBridgeError
-from firmware_protocol import LAYOUT_HASH
+from hilrig.daq.acquisition import RingBuffer
+from hilrig.daq.storage import read_capture
+from hilrig.drivers import Holdable, LinkHealth, Releasable, SampleBlock, Source
+from hilrig.drivers.emulator import EmulatorConfig, EmulatorRecord, FirmwareEmulator, RigFeed
+from hilrig.drivers.serial import ProtocolMismatchError, SerialBridge, SerialBridgeError
+from hilrig.firmware_protocol import LAYOUT_HASH
 
 RATE = 10_000
 DECODER_ERRORS = ("crc_errors", "cobs_errors", "oversize", "length_errors", "unknown_version",
@@ -385,7 +385,7 @@ async def test_foreign_layout_is_refused():
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "daq.cli", *args]
+    return [sys.executable, "-m", "hilrig", *args]
 
 
 def _free_port() -> int:

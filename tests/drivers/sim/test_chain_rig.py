@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from drivers import Source
-from drivers.sim import ChainMount, SimulatedChainRig
-from identify import ChainParams, ChainRig
-from identify.model import encoder_quantum
+from hilrig.drivers import Source
+from hilrig.drivers.sim import ChainMount, SimulatedChainRig
+from hilrig.identify import ChainParams, ChainRig
+from hilrig.identify.model import encoder_quantum
 
 RATE = 1000.0
 

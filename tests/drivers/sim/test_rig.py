@@ -13,9 +13,9 @@ import time
 import numpy as np
 import pytest
 
-from drivers import Holdable, LinkHealth, Pacing, Releasable, SampleBlock, Source
-from drivers.sim import SimulatedRig
-from identify import TABLE_III_TRUTH, FrictionParams, RigParams, simulate, total_energy
+from hilrig.drivers import Holdable, LinkHealth, Pacing, Releasable, SampleBlock, Source
+from hilrig.drivers.sim import SimulatedRig
+from hilrig.identify import TABLE_III_TRUTH, FrictionParams, RigParams, simulate, total_energy
 
 RATE = 10_000.0
 CPR = 40_000
@@ -183,7 +183,7 @@ def test_invalid_arguments_raise_value_error(kwargs):
 
 # --- as a real rig: every release differs, frames go missing ---------------------------------
 
-from identify.model import Realism  # noqa: E402
+from hilrig.identify.model import Realism  # noqa: E402
 
 REAL = Realism(seed=11, rig_error=0.05, hand_tremor_rad=0.002, push_rad_s=(0.05, -0.15),
                jitter_counts=1, lost_frames=0.01)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from identify import (
+from hilrig.identify import (
     PARAM_NAMES,
     TABLE_III_TRUTH,
     IdentificationResult,
@@ -17,7 +17,7 @@ from identify import (
     find_release,
     identify,
 )
-from identify.methods import FREE, OEFit, parameter_estimates
+from hilrig.identify.methods import FREE, OEFit, parameter_estimates
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 

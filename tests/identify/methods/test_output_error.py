@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, simulated_measurement
-from identify.methods import (
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, simulated_measurement
+from hilrig.identify.methods import (
     FREE,
     SEED_INITIAL_GUESS,
     fit_output_error,

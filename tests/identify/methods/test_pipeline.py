@@ -5,7 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from identify import (
+from hilrig.identify import (
     TABLE_III_TRUTH,
     Measurement,
     RigParams,
@@ -13,14 +13,14 @@ from identify import (
     identify,
     simulated_measurement,
 )
-from identify.methods import (
+from hilrig.identify.methods import (
     decay_start_s,
     first_defined_state,
     prepare,
     release_state,
     run_uas,
 )
-from identify.signal import decimate
+from hilrig.identify.signal import decimate
 
 
 @pytest.fixture(scope="module")

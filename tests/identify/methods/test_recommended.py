@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from identify import (
+from hilrig.identify import (
     PARAM_NAMES,
     TABLE_III_TRUTH,
     FrictionParams,

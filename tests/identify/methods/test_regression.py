@@ -5,15 +5,15 @@ import json
 import numpy as np
 import pytest
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult
-from identify.methods import REGRESSION as METHOD
-from identify.methods import (
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult
+from hilrig.identify.methods import REGRESSION as METHOD
+from hilrig.identify.methods import (
     JointRegression,
     identify_regression,
     regression_estimate,
     reversal_mask,
 )
-from identify.signal import decimate
+from hilrig.identify.signal import decimate
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 

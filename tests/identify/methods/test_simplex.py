@@ -4,9 +4,9 @@ import pytest
 
 # private on purpose: the tests wrap the optimiser the method calls, to compare what the
 # method reports with what the optimiser did
-import identify.methods._simplex as simplex_method
-from identify import TABLE_III_TRUTH, RigParams, identify, simulated_measurement
-from identify.methods import identify_simplex
+import hilrig.identify.methods._simplex as simplex_method
+from hilrig.identify import TABLE_III_TRUTH, RigParams, identify, simulated_measurement
+from hilrig.identify.methods import identify_simplex
 
 
 def _run_recording_the_optimiser(run):

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, Measurement
-from identify.methods import (
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, Measurement
+from hilrig.identify.methods import (
     TABLE_II_UPPER,
     TABLE_III_INITIAL_GUESS,
     UASSettings,

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from identify.model import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
+from hilrig.identify.model import COUNTS_PER_REV, QUANTUM, encoder_quantum, to_counts
 
 
 def test_the_quantum_is_one_count_of_40000_per_revolution():

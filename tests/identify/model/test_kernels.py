@@ -10,21 +10,21 @@ import time
 
 import pytest
 
-from identify.model import KERNELS, ensure_compiled
+from hilrig.identify.model import KERNELS, ensure_compiled
 
 #: a short real identification of each rig kind, its kernels' compiles and loads logged
 _IDENTIFY = {
     "furuta": """
-from identify import TABLE_III_TRUTH, RigParams, identify, simulated_measurement
+from hilrig.identify import TABLE_III_TRUTH, RigParams, identify, simulated_measurement
 m = simulated_measurement(RigParams(), TABLE_III_TRUTH, duration=4.0)
 identify(m, method="shooting")
 """,
     "chain": """
 import numpy as np
-from identify import ChainRig, identify_chain
-from identify.seeds import lab_chain
-from identify.signal import chain_record
-from identify.model import Realism
+from hilrig.identify import ChainRig, identify_chain
+from hilrig.identify.seeds import lab_chain
+from hilrig.identify.signal import chain_record
+from hilrig.identify.model import Realism
 rig = ChainRig(kind="single")
 rec = chain_record(rig, lab_chain(1), [2.0, 0.0], 4.0, Realism(), rest_s=0.2, rate_hz=1000.0)
 identify_chain(rec, rig)

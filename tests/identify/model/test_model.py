@@ -5,8 +5,15 @@ import math
 import numpy as np
 import pytest
 
-from identify import TABLE_III_TRUTH, FrictionParams, RigParams, friction, simulate, total_energy
-from identify.model import acceleration, inverse_dynamics, mass_matrix
+from hilrig.identify import (
+    TABLE_III_TRUTH,
+    FrictionParams,
+    RigParams,
+    friction,
+    simulate,
+    total_energy,
+)
+from hilrig.identify.model import acceleration, inverse_dynamics, mass_matrix
 
 
 def test_frictionless_run_conserves_energy_to_1e9_over_10s():

@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from identify.model import (
+from hilrig.identify.model import (
     FRICTION_TERMS,
     JOINT_NAMES,
     PARAM_NAMES,
@@ -15,7 +15,7 @@ from identify.model import (
     param_name,
     term_of,
 )
-from identify.reference import TABLE_III_TRUTH
+from hilrig.identify.reference import TABLE_III_TRUTH
 
 
 def test_parameter_names_are_each_term_of_the_arm_then_of_the_pendulum():

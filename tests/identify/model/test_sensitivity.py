@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from identify import TABLE_III_TRUTH, RigParams
-from identify.model import (
+from hilrig.identify import TABLE_III_TRUTH, RigParams
+from hilrig.identify.model import (
     N_COEFF,
     acceleration_derivatives,
     coefficient_jacobian,

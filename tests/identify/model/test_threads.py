@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from identify.model._threads import job_ranges, run_jobs
+from hilrig.identify.model._threads import job_ranges, run_jobs
 
 
 @given(st.lists(st.integers(1, 10_000), min_size=0, max_size=200), st.integers(1, 16))

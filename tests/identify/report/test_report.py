@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, simulated_measurement
-from identify.report import compare_methods, parameter_table, table_v, write_figures
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, simulated_measurement
+from hilrig.identify.report import compare_methods, parameter_table, table_v, write_figures
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def test_figures_are_written(short_capture, results, tmp_path):
 
 
 def test_importing_the_report_does_not_load_matplotlib():
-    code = "import sys, identify.report; print('matplotlib' in sys.modules)"
+    code = "import sys, hilrig.identify.report; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"
@@ -57,7 +57,7 @@ def test_importing_the_report_does_not_load_matplotlib():
 def test_a_method_that_cannot_take_the_capture_is_a_row_saying_why_not_a_crash():
     # seed 000's Table V noise (0.1 rad at 1 kHz) leaves the regression no samples
     # away from reversals; the other methods' rows must still come out
-    from identify.model import Realism
+    from hilrig.identify.model import Realism
 
     noisy = simulated_measurement(RigParams(), TABLE_III_TRUTH, duration=4.0, rest_s=0.3,
                                   rate_hz=1000.0, realism=Realism(seed=1, noise_rad=0.1))

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from identify import PARAM_NAMES, IdentificationResult, ParameterEstimate, result_problems
-from identify.results import Response
+from hilrig.identify import PARAM_NAMES, IdentificationResult, ParameterEstimate, result_problems
+from hilrig.identify.results import Response
 
 
 def _result(**changes) -> IdentificationResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from identify.results import Response, response_of
+from hilrig.identify.results import Response, response_of
 
 
 def test_spans_are_thinned_by_one_stride_and_kept_apart_by_a_null_row():

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from identify.model import QUANTUM  # encoder counts, as the Furuta rig's
-from identify.seeds import (
+from hilrig.identify.model import QUANTUM  # encoder counts, as the Furuta rig's
+from hilrig.identify.seeds import (
     NLinkParams,
     accelerations,
     binomial_smoother,
@@ -17,8 +17,8 @@ from identify.seeds import (
     standard_parameter_names,
     standard_parameters,
 )
-from identify.signal import first_derivative_kernel, second_derivative_kernel
-from identify.solvers import linear_least_squares
+from hilrig.identify.signal import first_derivative_kernel, second_derivative_kernel
+from hilrig.identify.solvers import linear_least_squares
 
 PI = math.pi
 #: the seed's own initial conditions (Figs. 4, 5), from the upright

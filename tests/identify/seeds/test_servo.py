@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from identify.seeds import (
+from hilrig.identify.seeds import (
     DEFAULT_MOTOR,
     SEED_003_ESTIMATE,
     SEED_003_TRUTH,
@@ -22,7 +22,7 @@ from identify.seeds import (
 
 # a private helper, deliberately: the compiled right-hand side the simulator runs on must
 # agree with the readable one (servo_rhs) that states the seed's equations
-from identify.seeds._servo import _rhs_fast
+from hilrig.identify.seeds._servo import _rhs_fast
 
 TRUTH = SEED_003_TRUTH
 # the seed's relative errors (sec. VI): J printed as 3.000e-3 (so < 0.5e-6 / 3e-3), B

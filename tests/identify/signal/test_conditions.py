@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from identify import TABLE_III_TRUTH, RigParams
-from identify.signal import CONDITIONS, random_realistic_capture
+from hilrig.identify import TABLE_III_TRUTH, RigParams
+from hilrig.identify.signal import CONDITIONS, random_realistic_capture
 
 
 def _draw(condition: str, seed: int = 4):

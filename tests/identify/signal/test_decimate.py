@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from identify import ChainRig, Record, identify_chain
-from identify.seeds import lab_chain
-from identify.signal import chain_record, decimate, point_values
+from hilrig.identify import ChainRig, Record, identify_chain
+from hilrig.identify.seeds import lab_chain
+from hilrig.identify.signal import chain_record, decimate, point_values
 
 
 def _swing(rate_hz: float, seconds: float = 4.0) -> Record:

@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from identify import (
+from hilrig.identify import (
     contiguous_segments,
     decimate_mean,
     holoborodko_first,
@@ -106,7 +106,7 @@ def test_holoborodko_vanishes_near_nyquist_where_savitzky_golay_ripples():
 
     (Measured too: at equal N, Savitzky-Golay of order 3 has the lower white-noise gain and
     bias; Holoborodko's advantage is only this high-frequency suppression.)"""
-    from identify import savitzky_golay_first
+    from hilrig.identify import savitzky_golay_first
 
     k = np.arange(4000)
     sl = slice(60, -60)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.signal import savgol_filter as scipy_savgol
 
-from identify.signal import savgol_coefficients, savgol_filter
+from hilrig.identify.signal import savgol_coefficients, savgol_filter
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -55,9 +55,9 @@ def test_identifying_a_capture_imports_neither_scipy_signal_nor_scipy_optimize()
     # identifies, for the three smoothers now here; scipy.optimize, imported by methods
     # the estimator does not run, 0.27 s more
     code = ("import sys\n"
-            "from identify import identify\n"
-            "from identify.signal import simulated_measurement\n"
-            "from identify import TABLE_III_TRUTH, RigParams\n"
+            "from hilrig.identify import identify\n"
+            "from hilrig.identify.signal import simulated_measurement\n"
+            "from hilrig.identify import TABLE_III_TRUTH, RigParams\n"
             "m = simulated_measurement(RigParams(), TABLE_III_TRUTH, (0.0, 120.0), 6.0)\n"
             "identify(m, 'shooting')\n"
             "print(*(m in sys.modules for m in ('scipy.signal', 'scipy.stats',"

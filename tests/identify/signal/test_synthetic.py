@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 
-from identify import TABLE_III_TRUTH, RigParams, simulate
-from identify.model import QUANTUM
-from identify.signal import find_release, free_decay_counts, simulated_measurement
+from hilrig.identify import TABLE_III_TRUTH, RigParams, simulate
+from hilrig.identify.model import QUANTUM
+from hilrig.identify.signal import find_release, free_decay_counts, simulated_measurement
 
 
 def test_counts_are_the_rounded_simulation_after_a_rest():
@@ -32,8 +32,8 @@ def test_measurement_is_counts_times_the_quantum_with_its_resolution():
 
 # --- realistic captures: each knob does what a real rig does -------------------------------
 
-from identify.model import RIG_ERROR_FIELDS, Realism  # noqa: E402
-from identify.signal import realistic_capture  # noqa: E402
+from hilrig.identify.model import RIG_ERROR_FIELDS, Realism  # noqa: E402
+from hilrig.identify.signal import realistic_capture  # noqa: E402
 
 
 def _real(duration: float = 2.0, **knobs) -> object:

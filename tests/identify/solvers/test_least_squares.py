@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from identify.solvers import (
+from hilrig.identify.solvers import (
     group_weighted_least_squares,
     hac_covariance,
     integrated_autocorrelation,

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from identify.solvers import REMAINING_CHI2, levenberg_marquardt
+from hilrig.identify.solvers import REMAINING_CHI2, levenberg_marquardt
 
 
 def test_levenberg_marquardt_fits_an_exponential_within_bounds():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import LinearConstraint, minimize
 
-from identify.solvers import lsei
+from hilrig.identify.solvers import lsei
 
 
 def test_lsei_is_exact_on_a_random_constrained_problem():

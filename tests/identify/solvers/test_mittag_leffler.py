@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from identify.solvers import (
+from hilrig.identify.solvers import (
     ML3_T_MAX,
     mittag_leffler_3,
     ml3_scalar,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, minimize, rosen
 
-from identify.solvers import initial_points, modified_simplex
+from hilrig.identify.solvers import initial_points, modified_simplex
 
 
 class Spy:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from identify import (
+from hilrig.identify import (
     ChainParams,
     ChainRig,
     Record,
@@ -18,10 +18,10 @@ from identify import (
     result_params,
     validate_chain,
 )
-from identify.methods.estimator import STRIBECK_NOTE
-from identify.model import Realism, inertial_names
-from identify.seeds import lab_chain
-from identify.signal import chain_record
+from hilrig.identify.methods.estimator import STRIBECK_NOTE
+from hilrig.identify.model import Realism, inertial_names
+from hilrig.identify.seeds import lab_chain
+from hilrig.identify.signal import chain_record
 
 DATA = Path(__file__).parents[3] / "data" / "multiarm"
 #: held-out fits may fall below the published set's by no more than this (percentage points)
@@ -64,8 +64,7 @@ def test_the_real_single_pendulums_transition_is_the_same_from_any_start(monkeyp
     """v_t once stayed where its fit started (0.01 -> 0.010, 0.05 -> 0.050; from 0.3 the
     BIC was 2,325 lower): a law with Stribeck's terms whose fit stays above the noise is
     fitted again from other transitions, and the best kept, whatever the first start."""
-    import identify.methods.estimator.chain._fit as chain_fit
-
+    import hilrig.identify.methods.estimator.chain._fit as chain_fit
     record = _record("single_pendulum_1khz.csv")
     rig = ChainRig(kind="single")
     plain = chain_fit._next_start
@@ -226,8 +225,7 @@ def test_a_fit_whose_simulation_diverges_fails_instead_of_reporting_null_interva
     simulation diverged on every segment: no law moved from it (its Jacobian is zero), and
     the result reported every parameter identified with an interval of zero width. Now
     the fit fails, saying why (the CLI: one line, exit 1)."""
-    import identify.methods.estimator.chain._problem as chain_problem
-
+    import hilrig.identify.methods.estimator.chain._problem as chain_problem
     def diverged(self, z):
         return np.full(self.data.q.shape, np.nan)
 
@@ -241,8 +239,8 @@ def test_a_fit_whose_simulation_diverges_fails_instead_of_reporting_null_interva
 def test_a_start_whose_coupling_outweighs_its_links_is_weakened_to_a_positive_mass():
     """A real chain has kappa_i kappa_j > mu_ij^2; a regression on noisy derivatives can
     give less, an M(q) indefinite near alignment whose simulation diverges."""
-    from identify.methods.estimator.chain import MASS_MARGIN, with_positive_mass
-    from identify.model import unpack_inertial
+    from hilrig.identify.methods.estimator.chain import MASS_MARGIN, with_positive_mass
+    from hilrig.identify.model import unpack_inertial
 
     lab = lab_chain(2).normalised()
     assert with_positive_mass(lab) is lab  # a real chain is left alone
@@ -303,8 +301,8 @@ def test_a_noisy_double_pendulum_whose_regression_is_unphysical_at_the_fit_rate_
     identification failed; at a lower rate its derivatives are quieter, the start physical,
     and the fit recovers the standard parameters within 1 %, Coulomb and viscous within
     5 %."""
-    from identify.methods.estimator._stages import decimated_runs
-    from identify.methods.estimator.chain._data import FIT_RATE_HZ, chain_regression_start
+    from hilrig.identify.methods.estimator._stages import decimated_runs
+    from hilrig.identify.methods.estimator.chain._data import FIT_RATE_HZ, chain_regression_start
 
     rig, true, record = _drawn("seed 2 capture 16")
     with pytest.raises(ValueError, match="non-positive inertia"):  # the fit's rate alone

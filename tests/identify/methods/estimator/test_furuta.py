@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, identify
-from identify.methods.estimator import WALD_LOG_SD, WEAK_NOTE
-from identify.methods.estimator.furuta import COARSE_FLOOR
-from identify.model import RIG_QUANTITIES, Realism, rig_quantities
-from identify.signal import motion_start, realistic_capture
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, identify
+from hilrig.identify.methods.estimator import WALD_LOG_SD, WEAK_NOTE
+from hilrig.identify.methods.estimator.furuta import COARSE_FLOOR
+from hilrig.identify.model import RIG_QUANTITIES, Realism, rig_quantities
+from hilrig.identify.signal import motion_start, realistic_capture
 
 TRUTH = dict(zip(PARAM_NAMES, TABLE_III_TRUTH.as_array()))
 DATA = Path(__file__).resolve().parents[3] / "data"
@@ -319,7 +319,7 @@ def _sensor_captures(*which: int):
     """bench_coverage's noisy-sensor captures of seed 1 (every fifth draw is one)."""
     import numpy as np
 
-    from identify.signal import CONDITIONS, random_realistic_capture
+    from hilrig.identify.signal import CONDITIONS, random_realistic_capture
 
     rng = np.random.default_rng(1)
     out = {}
@@ -342,8 +342,7 @@ def test_a_noisy_sensor_capture_is_fitted_at_the_noise_and_no_term_gets_a_null_i
     compares its simulation with the angles at the block times, not the block means
     (identify.signal.point_values), the first fit lands there on its own: with or
     without the restart, it is at the noise and no term has an interval of zero width."""
-    import identify.methods.estimator.furuta._select as select
-
+    import hilrig.identify.methods.estimator.furuta._select as select
     cap = _sensor_captures(33)[33]
     r = identify(cap.measurement, "shooting")
     monkeypatch.setattr(select, "CHOSEN_RESTART_EXCESS", 5.0)  # no restart
@@ -383,8 +382,8 @@ def test_a_first_fit_far_above_the_noise_for_want_of_drag_is_restarted_with_drag
     the pendulum far above the noise. Four restarts from other omega_t took 17 s and
     stayed there; drag's score test now puts the same start with drag first, and that
     one restart ends the search, its BIC the lower."""
-    import identify.methods.estimator.furuta._select as select
-    from identify.methods.estimator.furuta import fit_shooting
+    import hilrig.identify.methods.estimator.furuta._select as select
+    from hilrig.identify.methods.estimator.furuta import fit_shooting
 
     m = _drawn("seed 1 capture 14").measurement
     first = select._refined_if_asked(fit_shooting(m), m)
@@ -402,8 +401,8 @@ def test_a_first_fit_far_above_the_noise_on_the_arm_is_not_restarted_with_drag_f
     leaves the arm at 7.4 times the noise and the pendulum at 4.0. Drag acts on the
     pendulum, so it is not the first restart there (tried first, it took the arm's mu_d
     from -4.3 % to -10.4 %); the restarts from other omega_t come first, as before."""
-    import identify.methods.estimator.furuta._select as select
-    from identify.methods.estimator.furuta import fit_shooting
+    import hilrig.identify.methods.estimator.furuta._select as select
+    from hilrig.identify.methods.estimator.furuta import fit_shooting
 
     m = _drawn("seed 1 capture 23").measurement
     first = select._refined_if_asked(fit_shooting(m), m)
@@ -417,8 +416,7 @@ def test_a_model_tried_from_a_fit_that_leaves_only_noise_is_not_fitted_twice(mon
     sit at the weight floor (residuals under half the quantised angles' noise), the new
     model is weighed so from the start: it used to start from the noise and, reweighed,
     be fitted a second time (2 of the 21 Jacobians of an ideal 35 s capture)."""
-    import identify.methods.estimator.furuta._fit as furuta_fit
-
+    import hilrig.identify.methods.estimator.furuta._fit as furuta_fit
     cap = _capture(Realism(seed=1))
     base = furuta_fit.fit_shooting(cap.measurement)
     assert list(base.problem.sigma) == pytest.approx(list(base.noise * furuta_fit.WEIGHT_FLOOR))

@@ -10,18 +10,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from identify import TABLE_III_TRUTH, RigParams
-from identify.methods._oe_problem import simulated_schedule, substep_schedule
-from identify.methods.estimator import noise_sigma
-from identify.methods.estimator.furuta import (
+from hilrig.identify import TABLE_III_TRUTH, RigParams
+from hilrig.identify.methods._oe_problem import simulated_schedule, substep_schedule
+from hilrig.identify.methods.estimator import noise_sigma
+from hilrig.identify.methods.estimator.furuta import (
     FRICTION_FREE,
     RigPrior,
     Segments,
     ShootingProblem,
     segment_states,
 )
-from identify.model import PARAM_NAMES, Realism
-from identify.signal import decimate, motion_start, realistic_capture
+from hilrig.identify.model import PARAM_NAMES, Realism
+from hilrig.identify.signal import decimate, motion_start, realistic_capture
 
 NOMINAL = RigParams(tilt_deg=10.0)
 TRUE_FRICTION = np.array([TABLE_III_TRUTH.as_array()[PARAM_NAMES.index(n)]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from identify import TABLE_III_TRUTH, RigParams, identify
-from identify.model import rig_quantities
-from identify.signal import random_realistic_capture
+from hilrig.identify import TABLE_III_TRUTH, RigParams, identify
+from hilrig.identify.model import rig_quantities
+from hilrig.identify.signal import random_realistic_capture
 
 MAIN = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from identify.methods.estimator import WALD_LOG_SD, bound_sd, weakly_determined
+from hilrig.identify.methods.estimator import WALD_LOG_SD, bound_sd, weakly_determined
 
 
 def test_the_cramer_rao_bound_is_the_inverse_informations_diagonal():
@@ -27,7 +27,7 @@ def test_a_log_fitted_value_is_weakly_determined_above_its_wald_limit_and_not_be
 
 
 def test_a_transition_escaped_from_the_starts_counts_only_where_the_noise_is_the_floor():
-    from identify.methods.estimator._stages import ESCAPE_BELOW, escaped_transition
+    from hilrig.identify.methods.estimator._stages import ESCAPE_BELOW, escaped_transition
 
     starts, floor = (0.01, 0.05, 0.3), 4.5e-5
     at_floor = np.array([floor, floor])

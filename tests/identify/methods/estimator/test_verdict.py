@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from identify.methods.estimator import STRIBECK_NOTE, WALD_LOG_SD, WEAK_NOTE, Z95, judged
+from hilrig.identify.methods.estimator import STRIBECK_NOTE, WALD_LOG_SD, WEAK_NOTE, Z95, judged
 
 
 def test_a_well_held_value_is_identified_with_its_interval():

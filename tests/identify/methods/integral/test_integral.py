@@ -13,14 +13,14 @@ import pytest
 from scipy.linalg import expm
 from scipy.stats import spearmanr
 
-from identify import PARAM_NAMES, TABLE_III_TRUTH, Measurement
-from identify.methods.integral import (
+from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, Measurement
+from hilrig.identify.methods.integral import (
     METHOD,
     identify_integral,
     integral_identify,
     simulate_piecewise,
 )
-from identify.model import QUANTUM, to_counts
+from hilrig.identify.model import QUANTUM, to_counts
 
 H = 1e-3
 T10 = np.arange(0.0, 10.0 + H / 2, H)

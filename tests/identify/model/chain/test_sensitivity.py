@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from identify import model
-from identify.model import ChainParams
-from identify.seeds import lab_chain
+from hilrig.identify import model
+from hilrig.identify.model import ChainParams
+from hilrig.identify.seeds import lab_chain
 
 G = 9.81
 DT = 2e-3
