@@ -14,11 +14,14 @@ from ._usage import UsageError
 __all__ = ["check_out_free", "read_capture_file"]
 
 
-def read_capture_file(path: str, settings: Settings) -> Capture:
-    """A capture file within what the settings allow, with a bar while a long one is read."""
+def read_capture_file(path: str, settings: Settings, unit: str | None = None,
+                      zero: str | None = None) -> Capture:
+    """A capture file within what the settings allow, with a bar while a long one is read;
+    a CSV's angles in `unit` from `zero` (default: what the file says, else rad, hanging)."""
     bar = ProgressBar(f"read {Path(path).name}")
     try:
-        return read_capture(path, limits=CaptureLimits.of(settings), progress=bar)
+        return read_capture(path, limits=CaptureLimits.of(settings), progress=bar, unit=unit,
+                            zero=zero)
     finally:
         bar.close()
 

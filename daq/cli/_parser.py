@@ -134,6 +134,7 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     _rig_knowledge_options(i)
     i.add_argument("--method", default=_default_method(), choices=methods)
     i.add_argument("--json", action="store_true", help="print only the result as JSON")
+    _angle_options(i)
     _chain_options(i)
     i.set_defaults(handler="_offline:cmd_identify")
 
@@ -146,9 +147,8 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     k = c.add_argument_group("other rig kinds (single, nlink:N)")
     k.add_argument("--rig", metavar="KIND", help="single or nlink:N: seed 002's regression "
                    "against the recommended method (default: the config's [rig] kind, furuta)")
-    k.add_argument("--unit", choices=("rad", "deg"), help="angle unit of the file")
-    k.add_argument("--zero", choices=("upright", "hanging"), help="angle zero of the file")
     k.add_argument("--friction-law", default=None, help=argparse.SUPPRESS)
+    _angle_options(c)
     c.set_defaults(handler="_offline:cmd_compare")
 
     e = sub.add_parser("export", help="convert a capture between HDF5 and CSV")
@@ -156,6 +156,16 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     e.add_argument("--out", required=True)
     e.add_argument("--force", action="store_true")
     e.set_defaults(handler="_offline:cmd_export")
+
+
+def _angle_options(p: Any) -> None:
+    g = p.add_argument_group("a CSV's angles (every rig kind)")
+    g.add_argument("--unit", choices=("rad", "deg"), help="the angles' unit (default: a "
+                   "`# unit=` comment above the header, else rad)")
+    g.add_argument("--zero", choices=("upright", "hanging"), help="where a pendulum's angle "
+                   "is 0 (default: a `# zero=` comment above the header, else the rig kind's "
+                   "own: hanging for furuta as in seed 000, upright for single and nlink:N "
+                   "as in seed 002)")
 
 
 def _chain_options(p: Any) -> None:
@@ -173,8 +183,6 @@ def _chain_options(p: Any) -> None:
                    "name (kappa1, nu1, mu12, Fc1, b1...)")
     g.add_argument("--params-only", action="store_true",
                    help="score --params without identifying")
-    g.add_argument("--unit", choices=("rad", "deg"), help="angle unit of the file")
-    g.add_argument("--zero", choices=("upright", "hanging"), help="angle zero of the file")
     g.add_argument("--friction-law", choices=("auto", "viscous", "coulomb-viscous",
                                                "brown-mcphee", "coulomb-viscous-drag",
                                                "brown-mcphee-drag"),

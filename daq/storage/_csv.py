@@ -63,7 +63,8 @@ def write_capture_csv(path: str | os.PathLike[str], capture: Capture, *,
     meta = (f"# hilrig capture export: capture_id={json.dumps(capture.capture_id)} "
             f"sample_rate_hz={capture.sample_rate_hz!r} "
             f"counts_per_rev={capture.counts_per_rev[0]},{capture.counts_per_rev[1]} "
-            f"software_version={json.dumps(capture.software_version)}\n")
+            f"software_version={json.dumps(capture.software_version)}\n"
+            "# unit=rad zero=hanging (the pendulum's angle is 0 hanging, as in seed 000)\n")
     with atomic_target(final, overwrite) as tmp:
         with open(tmp, "x", encoding="utf-8", newline="\n") as f:
             f.write(meta)
@@ -74,6 +75,50 @@ def write_capture_csv(path: str | os.PathLike[str], capture: Capture, *,
                            angles[lo:hi, 1].tolist())
                 f.write("".join(f"{a!r},{b!r},{c!r}\n" for a, b, c in rows))
     return final
+
+
+#: radians per unit of a CSV's angles (identify.signal.ANGLE_UNITS)
+ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
+_CONVENTION = re.compile(r"\b(unit|zero)\s*=\s*([a-z]+)", re.ASCII | re.IGNORECASE)
+
+
+def _said(fb: BinaryIO, p: Path) -> dict[str, str]:
+    """The conventions (unit=, zero=) the comment lines above the header state; `fb` is
+    left at its start."""
+    said: dict[str, str] = {}
+    for _, raw in lines_of(fb, p, 1, head=True):
+        text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        if text.lstrip().startswith("#"):
+            said.update({k.lower(): v.lower() for k, v in _CONVENTION.findall(text)})
+        elif text.strip(_ASCII_WS):
+            break
+    fb.seek(0)
+    return said
+
+
+def _convention(p: Path, unit: str, zero: str) -> tuple[str, str]:
+    if unit not in ANGLE_UNITS:
+        raise csv_error(p, None, f"angle unit {unit!r}: expected rad or deg")
+    if zero not in ANGLE_ZEROS:
+        raise csv_error(p, None, f"angle zero {zero!r}: expected upright or hanging")
+    return unit, zero
+
+
+def _check_convention(p: Path, values: np.ndarray, names: tuple[str, ...], rate: float,
+                      unit: str, zero: str, pendulums: list[bool] | None = None) -> None:
+    """Refuse, with the likely fix, angles that cannot be `unit` from `zero`
+    (identify.signal.angle_convention_problem): before anything is fitted to them."""
+    from hilrig.identify.signal import angle_convention_problem
+
+    problem = angle_convention_problem(values, names, rate, unit, zero, pendulums)
+    if problem is None:
+        return
+    fix = [(k, v) for k, v in (("unit", problem.unit), ("zero", problem.zero)) if v]
+    hint = ""
+    if fix:
+        hint = (": read it with " + " ".join(f"--{k} {v}" for k, v in fix) + " (or `# "
+                + " ".join(f"{k}={v}" for k, v in fix) + "` above the header)")
+    raise csv_error(p, None, problem.message + hint)
 
 
 def _body(raw: bytes, p: Path, lineno: int) -> str:
@@ -106,6 +151,13 @@ def _read_header(fb: BinaryIO, p: Path, columns: tuple[str, ...] = CSV_COLUMNS) 
                                        f"both joints are required: {expected}")
         if _NUMBER.fullmatch(names[0]):
             raise csv_error(p, lineno, f"missing header {expected} (found data {_short(body)})")
+        links = len(names) - 1
+        if (columns == CSV_COLUMNS and 1 <= links <= 3
+                and names == ["t", *(f"theta{i + 1}" for i in range(links))]):
+            kind = "single" if links == 1 else f"nlink:{links}"
+            raise csv_error(p, lineno, f"header {_short(body)} is a single or n-link "
+                                       f"pendulum's record, not the Furuta rig's {expected}: "
+                                       f"identify it with --rig {kind}")
         raise csv_error(p, lineno, f"header must be {expected}, got {_short(body)}")
     raise csv_error(p, None, f"no header line (expected {','.join(columns)})")
 
@@ -213,8 +265,16 @@ def read_capture_csv(
     max_rows: int | None = None,
     limits: CaptureLimits | None = None,
     progress: Progress | None = None,
+    unit: str | None = None,
+    zero: str | None = None,
 ) -> Capture:
-    """Import t,theta0,theta1 (seconds, radians) as a Capture with angles and no counts.
+    """Import t,theta0,theta1 (seconds; the arm's and the pendulum's angles) as a Capture
+    with angles and no counts.
+
+    The angles' unit (rad, deg) and the pendulum's zero (hanging, as seed 000 and hilrig's
+    captures have it, or upright) come from the arguments, else from a comment above the
+    header (`# unit=deg zero=upright`), else rad and hanging; angles that cannot be in
+    that convention (identify.signal.angle_convention_problem) are refused with the fix.
 
     The rate comes from the time grid (median step, refined over the whole span);
     sample_index counts grid steps from 0, so gaps in time become index jumps. Lines
@@ -229,14 +289,22 @@ def read_capture_csv(
     p = Path(path)
     limits = limits or CaptureLimits()
     with opened_csv(p, *_csv_limit(limits, len(CSV_COLUMNS), max_bytes)) as (fb, size):
+        said = _said(fb, p)
+        unit, zero = _convention(p, unit or said.get("unit", "rad"),
+                                 zero or said.get("zero", "hanging"))
         data, index, rate = _read_table(fb, size, p, CSV_COLUMNS, limits, max_bytes, max_rows,
-                                        progress)
+                                        progress, unit)
+    _check_convention(p, data[:, 1:3], CSV_COLUMNS[1:], rate, unit, zero, [False, True])
+    angles = data[:, 1:3] * ANGLE_UNITS[unit]
+    if zero == "upright":  # to hanging, whole turns chosen so that the pendulum ends near 0
+        end = float(np.median(angles[-max(2, len(angles) // 20):, 1])) - math.pi
+        angles[:, 1] -= math.pi + 2 * math.pi * round(end / (2 * math.pi))
     rig = rig if rig is not None else RigParams()
     try:
         source = SourceInfo(kind="replay", identity=f"csv:{p.name}", sample_rate_hz=rate,
                             counts_per_rev=counts_per_rev)
         return Capture(capture_id=p.stem, sample_index=index, counts=None,
-                       imported_angles_rad=np.ascontiguousarray(data[:, 1:3]),
+                       imported_angles_rad=np.ascontiguousarray(angles),
                        sample_rate_hz=rate, counts_per_rev=counts_per_rev, rig=rig,
                        source=source)
     except ValueError as exc:  # e.g. a rate that overflowed to inf
@@ -339,9 +407,8 @@ def _load_blocks(fb: BinaryIO, p: Path, first_lineno: int, size: int, rows_allow
 
 
 # -- records of the chain rig kinds: t,theta1[,theta2[,theta3]] -----------------------------
-ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
+#: what a chain record's angles are offset by to be absolute from upright
 ANGLE_ZEROS = {"upright": 0.0, "hanging": math.pi}
-_CONVENTION = re.compile(r"\b(unit|zero)\s*=\s*([a-z]+)", re.ASCII | re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -392,15 +459,12 @@ def read_joint_csv(path: str | os.PathLike[str], *, unit: str | None = None,
         if not 1 <= joints <= 3 or names != expected:
             raise csv_error(p, None, f"header must be t,theta1[,theta2[,theta3]], got "
                                      f"{_short(','.join(names))}")
-        unit = unit or said.get("unit", "rad")
-        zero = zero or said.get("zero", "upright")
-        if unit not in ANGLE_UNITS:
-            raise csv_error(p, None, f"angle unit {unit!r}: expected rad or deg")
-        if zero not in ANGLE_ZEROS:
-            raise csv_error(p, None, f"angle zero {zero!r}: expected upright or hanging")
+        unit, zero = _convention(p, unit or said.get("unit", "rad"),
+                                 zero or said.get("zero", "upright"))
         fb.seek(0)
         data, index, rate = _read_table(fb, size, p, names, limits, CSV_MAX_BYTES, None,
                                         progress, unit)
+    _check_convention(p, data[:, 1:], names[1:], rate, unit, zero)
     angles = data[:, 1:] * ANGLE_UNITS[unit] + ANGLE_ZEROS[zero]
     return JointTable(path=p, t=data[:, 0].copy(), angles=np.ascontiguousarray(angles),
                       sample_index=index, rate_hz=rate)

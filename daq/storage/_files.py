@@ -18,8 +18,10 @@ __all__ = ["read_capture"]
 
 
 def read_capture(path: str | os.PathLike[str], *, limits: CaptureLimits | None = None,
-                 progress: Progress | None = None) -> Capture:
-    """Read a capture file, HDF5 (.h5, .hdf5) or CSV (.csv, with default rig).
+                 progress: Progress | None = None, unit: str | None = None,
+                 zero: str | None = None) -> Capture:
+    """Read a capture file, HDF5 (.h5, .hdf5) or CSV (.csv, with default rig;
+    `unit` and `zero` of its angles as read_capture_csv takes them).
 
     Only a regular file is opened (a FIFO would block for ever); one holding more than
     `limits` allow is refused before it is read whole. `progress(fraction, message)` is
@@ -40,5 +42,8 @@ def read_capture(path: str | os.PathLike[str], *, limits: CaptureLimits | None =
         raise CaptureFileError(f"{p}: not a regular file (a directory, FIFO or device)")
     limits = limits or CaptureLimits()
     if suffix == ".csv":
-        return read_capture_csv(p, limits=limits, progress=progress)
+        return read_capture_csv(p, limits=limits, progress=progress, unit=unit, zero=zero)
+    if unit is not None or zero is not None:
+        raise CaptureFileError(f"{p}: an angle unit or zero is for a CSV's angles; an HDF5 "
+                               "capture records its encoders' counts")
     return read_capture_h5(p, limits=limits)

@@ -144,7 +144,11 @@ def _departures(nominal: RigParams, true: RigParams) -> str:
 def _load_measurement(args: argparse.Namespace, settings: Settings,
                       capture: Capture | None = None) -> Measurement:
     path, tilt = args.file, args.tilt
-    capture = capture or read_capture_file(path, settings)
+    unit, zero = getattr(args, "unit", None), getattr(args, "zero", None)
+    if capture is not None and (unit or zero):
+        raise UsageError(f"{path}: --unit and --zero are for a CSV's angles; an HDF5 capture "
+                         "records its encoders' counts")
+    capture = capture or read_capture_file(path, settings, unit, zero)
     # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
     rig = capture.rig if capture.source.kind != "replay" else settings.rig
     rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
@@ -174,7 +178,7 @@ _FURUTA_HINT = ("check the rig values it starts from ([rig] in the config, --mea
 
 def _identify(args: argparse.Namespace, capture: Capture | None) -> int:
     settings = settings_of(args)
-    for flag in ("validate", "params", "unit", "zero", "friction_law", "segment_s"):
+    for flag in ("validate", "params", "friction_law", "segment_s"):
         if getattr(args, flag, None):
             raise UsageError(f"--{flag.replace('_', '-')} is for --rig single or nlink:N")
     m = _load_measurement(args, settings, capture)
@@ -214,6 +218,7 @@ def format_result(result: IdentificationResult) -> str:
     lines.append(f"goodness of fit (seed 000 eq. 53): {format_fit(result.fit_percent)}")
     lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
                  f"{result.normalized_compute_time:.3g}")
+    lines.extend(f"warning: {w}" for w in result.diagnostics.get("warnings", []))
     return "\n".join(lines)
 
 

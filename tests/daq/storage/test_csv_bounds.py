@@ -185,7 +185,10 @@ def test_an_angle_no_joint_can_have_is_refused_naming_its_line(tmp_path):
         read_joint_csv(path)
     rows[2] = "0.002,-5e7"  # 872,665 rad: the bound is in radians, whatever the file's unit
     path.write_text("\n".join(["# unit=deg", "t,theta1", *rows]) + "\n")
-    assert read_joint_csv(path).angles[2, 0] == pytest.approx(-5e7 * 3.141592653589793 / 180)
+    # within the bound; refused as no joint's motion (half a turn between two samples)
+    with pytest.raises(CaptureFileError, match=r"theta1 jumps from 0\.01 to -5e\+07 between "
+                                               r"samples 1 and 2"):
+        read_joint_csv(path)
     path.write_text("\n".join(["t,theta1", *rows]) + "\n")
     with pytest.raises(CaptureFileError, match=r"line 4: theta1 is -5e\+07 rad"):
         read_joint_csv(path)
