@@ -110,8 +110,9 @@ async def _serve(settings: Settings, source: Any, http: str | None) -> int:
 
 
 # -- sessions -----------------------------------------------------------------------------
-def _plan_of(args: argparse.Namespace) -> SessionPlan:
-    """The plan file (if any) with the command line's overrides, checked."""
+def _plan_of(args: argparse.Namespace, settings: Settings) -> SessionPlan:
+    """The plan file (if any) with the command line's overrides, checked; the config's
+    identify.method where neither names the methods."""
     if args.sim and args.port:
         raise UsageError("session start: choose one source: --sim or --port PATH")
     overrides: dict[str, Any] = {}
@@ -132,13 +133,16 @@ def _plan_of(args: argparse.Namespace) -> SessionPlan:
         overrides["poses_deg"] = [tuple(p) for p in args.pose]
     if args.name is not None:
         overrides["name"] = args.name
-    return (load_plan(Path(args.plan), overrides) if args.plan
+    plan = (load_plan(Path(args.plan), overrides) if args.plan
             else parse_plan(overrides, "session start"))
+    if "methods" not in plan.model_fields_set:
+        plan = plan.model_copy(update={"methods": [settings.identify.method]})
+    return plan
 
 
 def cmd_session_start(args: argparse.Namespace) -> int:
     settings = settings_of(args)
-    plan = _plan_of(args)
+    plan = _plan_of(args, settings)
     http = http_of(args, settings)  # a bad address creates no session
     with open_catalog(settings, create=True) as cat:
         session_id = new_session_id()

@@ -127,7 +127,8 @@ class SimConfig(_Section):
 
 class IdentifyConfig(_Section):
     method: str = Field(DEFAULT_METHOD,
-                        description="identification method run on each capture")
+                        description="identification method run on each capture (and the "
+                                    "methods of a session whose plan names none)")
     offload: bool = Field(
         False, description="send each capture as a job to a ready `hilrig worker` instead of "
                            "identifying it here (needs an MQTT v5 broker)")
@@ -141,6 +142,16 @@ class IdentifyConfig(_Section):
     local_fallback: bool = Field(
         True, description="identify here a job no worker has taken within worker_wait_s; "
                           "false: wait for a worker however long")
+
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, value: str) -> str:
+        # checked when the config is read, not once a capture is taken and waits for it
+        from hilrig.identify import METHOD_NAMES
+
+        if value not in METHOD_NAMES:
+            raise ValueError(f"unknown method {value!r} (known: {', '.join(METHOD_NAMES)})")
+        return value
 
 
 class DashboardConfig(_Section):

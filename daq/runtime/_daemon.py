@@ -65,10 +65,13 @@ class RigDaemon:
         raise CommandRefused("not allowed now: no session is running")
 
     def _plan_defaults(self) -> dict[str, Any]:
-        """What a plan leaves out is this daemon's rig: its source, port and pacing."""
+        """What a plan leaves out is this daemon's rig (its source, port and pacing) and
+        its config's identification method."""
+        methods = [self.settings.identify.method]
         if isinstance(self.source, LinkHealth):
-            return {"source": "serial", "port": self.source.port, "release": "operator"}
-        defaults: dict[str, Any] = {"source": "sim"}
+            return {"source": "serial", "port": self.source.port, "release": "operator",
+                    "methods": methods}
+        defaults: dict[str, Any] = {"source": "sim", "methods": methods}
         if isinstance(self.source, Pacing):
             defaults["paced"] = self.source.paced
         return defaults

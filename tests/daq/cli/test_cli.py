@@ -456,6 +456,18 @@ def test_config_with_an_unknown_key_exits_2_naming_it(tmp_path, capfd, toml, key
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hilrig.toml"]
 
 
+@pytest.mark.parametrize("command", [["simulate", "--duration", "0.1"], ["captures", "list"]])
+def test_an_unknown_method_in_the_config_is_refused_when_a_command_starts(tmp_path, capfd,
+                                                                          command):
+    # it was taken, and a capture recorded, before `unknown identification method` came
+    cfg = _write(tmp_path / "hilrig.toml", '[identify]\nmethod = "greybox"\n')
+    out = ["--out", tmp_path / "x.h5"] if command[0] == "simulate" else []
+    rc, _ = run_main("--config", cfg, *command, *out)
+    assert rc == 2
+    assert_one_line_error(capfd, "hilrig.toml", "identify.method", "'greybox'", "grey-box")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hilrig.toml"]
+
+
 def test_config_file_missing_exits_2(tmp_path, capfd):
     rc, _ = run_main("--config", tmp_path / "absent.toml", "simulate", "--out", tmp_path / "x.h5",
                      "--duration", "0.1")

@@ -246,6 +246,18 @@ def test_results_list_csv_has_every_result_with_parameters_fit_and_compute_time(
 
 
 @pytest.mark.timeout(300)
+def test_a_session_whose_plan_names_no_method_runs_the_configs(tmp_path):
+    # it ran the default method whatever [identify] method said
+    root = tmp_path / "archive"
+    env = dict(_env(root, f"cfg-{uuid.uuid4().hex[:6]}"), HILRIG_IDENTIFY__METHOD="regression")
+    run = _hilrig(["session", "start", "--captures", "1", "--sim", "--unpaced", "--pose",
+                   *map(str, POSE)], env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    with Catalog.open(root, create=False) as cat:
+        assert [r.method for r in cat.results()] == ["regression"]
+
+
+@pytest.mark.timeout(300)
 def test_session_stop_from_another_terminal_ends_it_cleanly(tmp_path, wait_until):
     root, env = tmp_path / "archive", _env(tmp_path / "archive", f"stop-{uuid.uuid4().hex[:6]}")
     proc = subprocess.Popen([*HILRIG, "session", "start", "--captures", "50", "--sim",
