@@ -210,6 +210,10 @@ def _result_record(r: ResultRow, seq: int | None, res: IdentificationResult) -> 
         rec[name] = None if p is None else p.value
         rec[f"{name}_ci95_lo"] = None if p is None or p.ci95 is None else p.ci95[0]
         rec[f"{name}_ci95_hi"] = None if p is None or p.ci95 is None else p.ci95[1]
+    for name, p in res.rig.items():  # the rig quantities, the extra terms it chose among them
+        rec[f"rig.{name}"] = p.value
+        rec[f"rig.{name}_ci95_lo"] = None if p.ci95 is None else p.ci95[0]
+        rec[f"rig.{name}_ci95_hi"] = None if p.ci95 is None else p.ci95[1]
     return rec
 
 
@@ -230,15 +234,20 @@ def cmd_results_list(args: argparse.Namespace) -> int:
     key = list(dict.fromkeys(n for res in kinds for n in res.key_parameters()))
     names = list(dict.fromkeys([*(PARAM_NAMES if not kinds else []),
                                 *(n for res in kinds for n in res.parameters)]))
+    rig = list(dict.fromkeys(n for res in kinds for n in res.rig))
+    extra = list(dict.fromkeys(n for res in kinds for n in res.diagnostics.get("extra_terms", {})
+                               if n in res.rig))
     base = ["result_id", "capture_id", "seq", "method", "rig_kind", "fit_arm", "fit_pendulum",
             "compute_seconds"]
     if args.format == "table":  # each kind's joints by their names (arm, theta1...)
         fits = list(dict.fromkeys(f"fit_{j}" for res in kinds for j in res.fit_percent))
         columns = [*base[:5], *(fits or base[5:7]), "compute_seconds",
-                   *(key or ["mu_d0", "mu_v0", "mu_d1", "mu_v1"])]
+                   *(key or ["mu_d0", "mu_v0", "mu_d1", "mu_v1"]),
+                   *(f"rig.{n}" for n in extra)]
     else:
         columns = [*base, "normalized_compute_time", "created_utc", "software_version",
                    *[f"{n}{s}" for n in names for s in ("", "_ci95_lo", "_ci95_hi")],
+                   *[f"rig.{n}{s}" for n in rig for s in ("", "_ci95_lo", "_ci95_hi")],
                    "path"]
     _emit(records, args.format, columns)
     return 0

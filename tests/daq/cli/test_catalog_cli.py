@@ -114,3 +114,52 @@ def test_a_stored_result_that_no_longer_reads_is_left_out_with_one_line(archive,
         assert err.count("\n") == 1 and "Traceback" not in err, args
     rc, out = run_main("results", "list", "--format", "json")
     assert rc == 0 and [r["capture_id"] for r in json.loads(out)] == ["c01"]
+
+
+def _dragged_result(capture_id: str):
+    from hilrig.identify import PARAM_NAMES, IdentificationResult, ParameterEstimate
+
+    params = {n: ParameterEstimate(value=1e-3, ci95=(0.9e-3, 1.1e-3), identifiable=True)
+              for n in PARAM_NAMES}
+    rig = {"reduced_length": ParameterEstimate(value=0.08, ci95=(0.079, 0.081),
+                                               identifiable=True, note="m; from the data alone"),
+           "drag1": ParameterEstimate(value=4.9e-6, ci95=(4.1e-6, 5.8e-6), identifiable=True,
+                                      note="N m s^2; the pendulum's air drag (a torque c w|w|), "
+                                           "a term the diagnostics chose")}
+    return IdentificationResult(
+        method="shooting", capture_id=capture_id, parameters=params, rig=rig,
+        fit_percent={"arm": 99.0, "pendulum": 98.0}, compute_seconds=0.5,
+        normalized_compute_time=1e-6, capture_seconds=30.0, sample_rate_hz=1e4,
+        samples=300001, tilt_deg=10.0,
+        diagnostics={"extra_terms": {"drag1": {"value": 4.9e-6, "ci95": [4.1e-6, 5.8e-6],
+                                               "unit": "N m s^2"}},
+                     "warnings": ["the pendulum's residuals are 3.1 times its noise"]})
+
+
+def test_results_list_carries_the_rig_quantities_and_shows_the_extra_terms_chosen(archive):
+    # the drag a fit chose was only in the result's diagnostics: no column, no table entry
+    import csv
+    import io
+    import json
+
+    with Catalog.open(archive) as cat:
+        cat.add_result(_dragged_result("c01"), capture_id="c01")
+    rc, out = run_main("results", "list", "--format", "csv")
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert rc == 0 and float(row["rig.drag1"]) == 4.9e-6
+    assert float(row["rig.drag1_ci95_lo"]) == 4.1e-6 and float(row["rig.drag1_ci95_hi"]) == 5.8e-6
+    assert float(row["rig.reduced_length"]) == 0.08
+    rc, out = run_main("results", "list", "--format", "json")
+    assert json.loads(out)[0]["rig.drag1"] == 4.9e-6
+    rc, out = run_main("results", "list")
+    header, line = out.splitlines()[:2]
+    assert "rig.drag1" in header and "4.9e-06" in line and "rig.reduced_length" not in header
+
+
+def test_the_terminal_summary_shows_the_extra_terms_and_the_warnings():
+    from hilrig.daq.cli.furuta import format_result
+
+    text = format_result(_dragged_result("c01"))
+    assert any(ln.startswith("drag1") and "4.9e-06" in ln and "[4.1e-06, 5.8e-06]" in ln
+               for ln in text.splitlines()), text
+    assert "warning: the pendulum's residuals are 3.1 times its noise" in text

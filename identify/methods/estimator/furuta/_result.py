@@ -111,6 +111,22 @@ def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: what each extra term is, said with its value among the rig quantities
+_EXTRA_NOTES = {"drag1": "the pendulum's air drag (a torque c w|w|)",
+                "spring0": "the arm's cable stiffness (a torque -k (q0 - q_rest))",
+                "spring_rest0": "the arm's cable rest angle"}
+
+
+def _extra_rig_estimates(extras: dict[str, dict[str, Any]]) -> dict[str, ParameterEstimate]:
+    """The extra terms the fit chose, as rig quantities with their intervals: a term the
+    diagnostics switched on is a finding about the rig, not a footnote."""
+    return {name: ParameterEstimate(value=e["value"], ci95=(e["ci95"][0], e["ci95"][1]),
+                                    identifiable=True,
+                                    note=f"{e['unit']}; {_EXTRA_NOTES[name]}, a term the "
+                                         "diagnostics chose")
+            for name, e in extras.items()}
+
+
 def _stitched_fit(m: Measurement, fit: ShootingFit
                   ) -> tuple[dict[str, float | None], list[dict[str, Any]], Response]:
     """Seed 000 eq. 53 over the capture, each segment simulated at the capture's rate from
@@ -191,11 +207,12 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     elapsed = time.perf_counter() - t_start
     report(0.92, "goodness of fit")
     whole, per_segment, response = _stitched_fit(m, fit)
+    chosen_extras = _extra_estimates(fit)
     n_rig = len(RIG_VARIABLES) + 1
     diagnostics: dict[str, Any] = {
         "friction_laws": {n: law for n, law in zip(JOINT_NAMES, fit.problem.laws)},
         "cramer_rao": _cramer_rao(fit),
-        "extra_terms": _extra_estimates(fit),
+        "extra_terms": chosen_extras,
         "models_tried": tried,
         "release": _release(m, fit, t_motion),
         "segments": per_segment,
@@ -211,7 +228,8 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     return IdentificationResult.of_measurement(
         m, method=ESTIMATOR, parameters=_friction_estimates(fit, tried), fit_percent=whole,
         compute_seconds=elapsed, diagnostics=diagnostics,
-        rig=rig_estimates(fit.z[:n_rig], fit.cov[:n_rig, :n_rig], fit.problem.prior),
+        rig={**rig_estimates(fit.z[:n_rig], fit.cov[:n_rig, :n_rig], fit.problem.prior),
+             **_extra_rig_estimates(chosen_extras)},
         response=response)
 
 
