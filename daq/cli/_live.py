@@ -10,18 +10,21 @@ import argparse
 import asyncio
 import json
 import signal
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from hilrig.identify.model import compile_in_background
 
 from ..config import MAX_NESTING, Settings, json_nesting
-from ..mqtt import COMMANDS, monitor, parse_mqtt_url, send_command
+from ..mqtt import COMMANDS, monitor, parse_mqtt_url, send_command, topic_filters
 from ..runtime import (
+    Held,
     PlainRun,
     RigDaemon,
     SessionPlan,
     SessionRun,
+    holding,
     load_plan,
     new_session_id,
     parse_plan,
@@ -62,6 +65,16 @@ def _show_rig(status: dict[str, Any]) -> None:
     _status().show("rig", rig_status_text(status))
 
 
+def _hold(stack: ExitStack, settings: Settings, port: str | None, doing: str) -> None:
+    """Hold the archive, the rig and the port for this process (runtime.holding), before
+    anything is created; held by another: a usage error naming it."""
+    try:
+        stack.enter_context(holding(Path(settings.storage.directory), settings.mqtt.rig_id,
+                                    port, doing))
+    except Held as exc:
+        raise UsageError(str(exc)) from None
+
+
 # -- run ----------------------------------------------------------------------------------
 def cmd_run(args: argparse.Namespace) -> int:
     if args.sim == bool(args.port):
@@ -69,10 +82,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.captures is not None and args.captures < 1:
         raise UsageError(f"--captures must be >= 1, got {args.captures}")
     settings = settings_of(args)
-    source = (bridge_source(settings, args.port) if args.port
-              else sim_source(settings, paced=not args.unpaced))
-    _status(fresh=True)
-    return asyncio.run(_run(settings, source, args))
+    with ExitStack() as stack:
+        _hold(stack, settings, args.port, "run")
+        source = (bridge_source(settings, args.port) if args.port
+                  else sim_source(settings, paced=not args.unpaced))
+        _status(fresh=True)
+        return asyncio.run(_run(settings, source, args))
 
 
 async def _run(settings: Settings, source: Any, args: argparse.Namespace) -> int:
@@ -93,9 +108,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.sim == bool(args.port):
         raise UsageError("serve: choose one source: --sim or --port PATH")
     settings = settings_of(args)
-    source = (bridge_source(settings, args.port) if args.port
-              else sim_source(settings, paced=not args.unpaced, auto_release=False))
-    return asyncio.run(_serve(settings, source, http_of(args, settings)))
+    with ExitStack() as stack:
+        _hold(stack, settings, args.port, "serve")
+        source = (bridge_source(settings, args.port) if args.port
+                  else sim_source(settings, paced=not args.unpaced, auto_release=False))
+        return asyncio.run(_serve(settings, source, http_of(args, settings)))
 
 
 async def _serve(settings: Settings, source: Any, http: str | None) -> int:
@@ -144,11 +161,13 @@ def cmd_session_start(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     plan = _plan_of(args, settings)
     http = http_of(args, settings)  # a bad address creates no session
-    with open_catalog(settings, create=True) as cat:
-        session_id = new_session_id()
-        cat.add_session(session_id, plan.model_dump_json(), name=plan.name)
-    say(f"session {session_id} created")
-    return _run_session_foreground(settings, session_id, http)
+    with ExitStack() as stack:
+        _hold(stack, settings, plan.port, "session start")  # nor does a rig held elsewhere
+        with open_catalog(settings, create=True) as cat:
+            session_id = new_session_id()
+            cat.add_session(session_id, plan.model_dump_json(), name=plan.name)
+        say(f"session {session_id} created")
+        return _run_session_foreground(settings, session_id, http)
 
 
 def cmd_session_resume(args: argparse.Namespace) -> int:
@@ -161,8 +180,11 @@ def cmd_session_resume(args: argparse.Namespace) -> int:
             raise UsageError(f"session {row.session_id} is complete; nothing to resume")
         if row.status == "running" and pid_alive(row.pid) and row.pid != os.getpid():
             raise UsageError(f"session {row.session_id} is running (process {row.pid})")
-    say(f"session {row.session_id} resumed")
-    return _run_session_foreground(settings, row.session_id, http_of(args, settings))
+        port = stored_plan(row).port
+    with ExitStack() as stack:
+        _hold(stack, settings, port, f"session resume {row.session_id}")
+        say(f"session {row.session_id} resumed")
+        return _run_session_foreground(settings, row.session_id, http_of(args, settings))
 
 
 def _needs_resuming(cat: Catalog) -> SessionRow:
@@ -273,6 +295,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_monitor(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     _check_url(args.url)
+    try:
+        topic_filters(settings.mqtt.rig_id, args.topic)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     seen = asyncio.run(monitor(settings.mqtt, url=args.url, max_messages=args.count,
-                               timeout_s=args.timeout, raw=args.json))
+                               timeout_s=args.timeout, raw=args.json, topics=args.topic))
     return 0 if seen or args.count is None else 1

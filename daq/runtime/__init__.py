@@ -7,12 +7,14 @@
   feeds the courier), `IdentificationPool` and `JobOffload` (identification here or on
   the workers), `Reidentifier` (an archived capture identified again);
 - a session's parts: its plan, releasers, suspenders and the conditions they watch;
-- `run_worker`: `hilrig worker`, identification only.
+- `run_worker`: `hilrig worker`, identification only;
+- `holding`: one process per archive, rig and port.
 """
 
 from ._conditions import SessionConditions
 from ._core import RunCore
 from ._daemon import RigDaemon
+from ._exclusive import Held, holding
 from ._finisher import CaptureFinisher, CaptureOutcome, Ledger, RunReport, result_line
 from ._offload import JobOffload
 from ._plan import PlanError, SessionPlan, load_plan, parse_plan, stored_plan
@@ -45,7 +47,8 @@ from ._worker import run_worker
 __all__ = [
     "ATTEMPTED", "CAPTURE_STATES", "ArchiveError", "CaptureArchive", "CaptureFinisher",
     "CaptureRecords", "capture_record", "prune_retained", "result_summary",
-    "CaptureOutcome", "CatalogArchive", "DirectoryArchive", "IdentificationPool", "JobOffload",
+    "CaptureOutcome", "CatalogArchive", "DirectoryArchive", "Held", "IdentificationPool",
+    "JobOffload", "holding",
     "LatchReleaser", "Ledger", "OperatorReleaser", "PlainRun", "PlanError", "Publication",
     "Reidentified", "Reidentifier", "ReleaseUnavailable", "Releaser", "RigDaemon", "RunCore",
     "RunReport", "SessionConditions", "SessionPlan", "SessionRun", "SimReleaser",
