@@ -269,6 +269,10 @@ def _tool_commands(sub: Any) -> None:
     mo.add_argument("--timeout", type=float, help="stop after S seconds")
     mo.add_argument("--json", action="store_true",
                     help="each message's topic and raw payload instead of what it means")
+    mo.add_argument("--topic", action="append", metavar="PATTERN",
+                    help="only topics matching PATTERN under hilrig/<rig_id>/ (+ one level, # "
+                         "the rest): result/#, events, session/#; repeat for more (default: all, "
+                         "telemetry included)")
     mo.set_defaults(handler="_live:cmd_monitor")
 
     cm = sub.add_parser("cmd", help="send a command to the running service over MQTT")

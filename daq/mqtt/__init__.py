@@ -33,7 +33,7 @@ from ._jobs import (
     result_from_message,
 )
 from ._messages import Message, MessageBuilder
-from ._monitor import monitor
+from ._monitor import monitor, topic_filters
 from ._page_gate import PageGate, Role, loopback_host
 from ._payloads import (
     PAYLOADS,
@@ -75,5 +75,5 @@ __all__ = [
     "ResultPayload", "SessionPayload", "SessionStartRequest", "State", "StatusPayload",
     "TelemetryPayload", "Topics", "check_level", "client_options", "dump_json", "jsonable",
     "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker", "result_from_message",
-    "send_command", "uses_tls",
+    "send_command", "topic_filters", "uses_tls",
 ]

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 import aiomqtt
@@ -164,44 +165,100 @@ def _summary_line(topic: str, payload: bytes, retained: bool) -> str:
     return f"{stamp[11:19] if len(stamp) >= 19 else stamp} {text}  [{head}]"
 
 
+def topic_filters(rig_id: str, patterns: list[str] | None) -> list[str]:
+    """The filters `hilrig monitor --topic` subscribes to: each pattern under
+    ``hilrig/<rig_id>/`` (MQTT wildcards: + one level, # the rest, last), or everything.
+    ValueError naming a pattern that is no filter."""
+    topics = Topics(rig_id)
+    if not patterns:
+        return [topics.all]
+    filters = []
+    for p in patterns:
+        levels = p.split("/")
+        if not p or p.startswith("/") or any(
+                ("#" in lv and (lv != "#" or k != len(levels) - 1)) or ("+" in lv and lv != "+")
+                for k, lv in enumerate(levels)):
+            raise ValueError(f"--topic {p!r}: not a topic filter under {topics.prefix}/ (levels "
+                             "joined by /, + for one level, # last for the rest)")
+        filters.append(f"{topics.prefix}/{p}")
+    return filters
+
+
+#: s between attempts to reach a broker that went away, the last one repeated
+_RECONNECT_S = (1.0, 2.0, 5.0)
+
+
+@dataclass
+class _Watch:
+    seen: int = 0  # messages printed
+    reached: bool = False  # the broker was listened to once
+    lost: bool = False  # it went away and is not back yet
+
+
 async def monitor(cfg: MqttConfig, *, url: str | None = None, out: TextIO | None = None,
                   max_messages: int | None = None, timeout_s: float | None = None,
-                  raw: bool = False) -> int:
-    """Print one line per message under ``hilrig/<rig_id>/#`` (what it means; raw: its
-    topic and payload as they are); return how many were seen.
+                  raw: bool = False, topics: list[str] | None = None,
+                  err: TextIO | None = None) -> int:
+    """Print one line per message under ``hilrig/<rig_id>/#``, or under the `topics`
+    patterns there (topic_filters): what it means (raw: its topic and payload as they
+    are); return how many were seen.
 
-    Stops after max_messages messages or timeout_s seconds of listening, whichever
-    comes first (neither: until cancelled). Backs ``hilrig monitor``.
+    Stops after max_messages messages or timeout_s seconds of listening, whichever comes
+    first (neither: until cancelled). A broker that goes away once listened to is waited
+    for, with a line on `err` when it goes and when it is back (a session's embedded
+    broker ends with the session); one never reached is a ConnectionError. Backs
+    ``hilrig monitor``.
     """
-    out = out if out is not None else sys.stdout  # the one in use now
+    out = out if out is not None else sys.stdout  # the ones in use now
+    err = err if err is not None else sys.stderr
     url = cfg.url if url is None else url
+    filters = topic_filters(cfg.rig_id, topics)
+    watch = _Watch()
+    try:
+        async with asyncio.timeout(timeout_s):
+            gone = 0
+            while True:
+                try:
+                    await _listen(cfg, url, filters, out, err, raw, max_messages, watch)
+                    return watch.seen
+                except aiomqtt.MqttError as exc:
+                    if not watch.reached:
+                        raise ConnectionError(f"MQTT monitor on {url}: {exc}") from None
+                    if not watch.lost:
+                        print(f"monitor: broker at {url} went away ({exc}); waiting for it",
+                              file=err, flush=True)
+                        watch.lost, gone = True, 0
+                    await asyncio.sleep(_RECONNECT_S[min(gone, len(_RECONNECT_S) - 1)])
+                    gone += 1
+    except TimeoutError:
+        pass
+    return watch.seen
+
+
+async def _listen(cfg: MqttConfig, url: str, filters: list[str], out: TextIO, err: TextIO,
+                  raw: bool, max_messages: int | None, watch: _Watch) -> None:
+    """One connection's messages, until max_messages in all (returns) or the broker goes
+    (MqttError)."""
     host, port = parse_mqtt_url(url)
-    topics = Topics(cfg.rig_id)
     client = aiomqtt.Client(host, port, identifier=f"hilrig-monitor-{os.urandom(4).hex()}",
                             **client_options(cfg, url),
                             keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
                             logger=logging.getLogger("hilrig.mqtt.client"))
-    seen = 0
-    try:
-        async with client:
-            await client.subscribe(topics.all, qos=1)
-            try:
-                async with asyncio.timeout(timeout_s):
-                    async for message in client.messages:
-                        if not message.topic.matches(topics.all):
-                            continue  # amqtt 0.12.1 can send retained messages unasked
-                        body = message.payload
-                        payload = bytes(body) if isinstance(body, (bytes, bytearray)) \
-                            else str(body or "").encode()
-                        line = (f"{message.topic.value} {payload.decode(errors='replace')}"
-                                if raw else
-                                _summary_line(message.topic.value, payload, message.retain))
-                        print(line, file=out, flush=True)
-                        seen += 1
-                        if max_messages is not None and seen >= max_messages:
-                            break
-            except TimeoutError:
-                pass
-    except aiomqtt.MqttError as exc:
-        raise ConnectionError(f"MQTT monitor on {url}: {exc}") from None
-    return seen
+    async with client:
+        for f in filters:
+            await client.subscribe(f, qos=1)
+        if watch.lost:
+            print(f"monitor: broker at {url} is back", file=err, flush=True)
+        watch.reached, watch.lost = True, False
+        async for message in client.messages:
+            if not any(message.topic.matches(f) for f in filters):
+                continue  # amqtt 0.12.1 can send retained messages unasked
+            body = message.payload
+            payload = bytes(body) if isinstance(body, (bytes, bytearray)) \
+                else str(body or "").encode()
+            line = (f"{message.topic.value} {payload.decode(errors='replace')}" if raw else
+                    _summary_line(message.topic.value, payload, message.retain))
+            print(line, file=out, flush=True)
+            watch.seen += 1
+            if max_messages is not None and watch.seen >= max_messages:
+                return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import socket
 import subprocess
@@ -195,6 +196,26 @@ def test_hilrig_dashboard_serves_the_page_and_says_where(tmp_path):
         url = re.search(r"http://127\.0\.0\.1:\d+/", line)
         assert url, line
         assert _get(url.group(0))[0] == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_hilrig_dashboard_says_when_nothing_answers_at_the_brokers_websockets(tmp_path):
+    # the page said `broker connection lost since ...` though it never connected, naming
+    # no url; the command said nothing
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # nothing listens once the socket is closed
+    env = dict(os.environ, HILRIG_DASHBOARD__WS_URL=f"ws://127.0.0.1:{closed}")
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "dashboard", "--http",
+                             "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=tmp_path, env=env)
+    try:
+        proc.stdout.readline()
+        warning = proc.stdout.readline()
+        assert f"nothing answers at ws://127.0.0.1:{closed}/" in warning, warning
+        assert "refused" in warning and "keeps trying" in warning
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -536,3 +536,57 @@ async def test_payload_ids_must_agree_with_the_topic() -> None:
         await pub.publish_capture("c-1", {"schema": "other/1"})
     with pytest.raises(TypeError, match="object"):
         await pub.publish_capture("c-1", {"x": object()})
+
+
+@pytest.mark.timeout(30)
+async def test_monitor_topic_shows_only_what_matches_under_the_rig(mosquitto: str,
+                                                                   rig_id: str) -> None:
+    # a 13 s session printed 2,020 lines, mostly telemetry, with no way to choose
+    cfg = MqttConfig(url=mosquitto, rig_id=rig_id)
+    out = io.StringIO()
+    async with Publisher(cfg, announce=False) as pub:
+        task = asyncio.create_task(monitor(cfg, out=out, max_messages=1, timeout_s=20,
+                                           raw=True, topics=["events"]))
+        await asyncio.sleep(0.5)
+        for level in ("telemetry", "capture/c-1", "events"):
+            await pub.client.publish(f"hilrig/{rig_id}/{level}", b"{}", qos=1)
+        assert await asyncio.wait_for(task, 10) == 1
+    assert out.getvalue().split(" ", 1)[0] == f"hilrig/{rig_id}/events"
+
+
+@pytest.mark.parametrize("pattern", ["/events", "result/#/x", "res+ult", ""])
+def test_a_topic_pattern_that_is_no_filter_is_refused(pattern: str) -> None:
+    from hilrig.daq.mqtt import topic_filters
+
+    with pytest.raises(ValueError, match="not a topic filter under hilrig/r1/"):
+        topic_filters("r1", [pattern])
+    assert topic_filters("r1", ["result/+/shooting", "events"]) == [
+        "hilrig/r1/result/+/shooting", "hilrig/r1/events"]
+
+
+@pytest.mark.timeout(60)
+async def test_monitor_waits_for_a_broker_that_goes_away_and_goes_on_when_it_is_back() -> None:
+    # it ended with the broker: a session's embedded broker ends with the session
+    from hilrig.daq.mqtt import EmbeddedBroker
+
+    rig = f"gone-{uuid.uuid4().hex[:8]}"
+    out, err = io.StringIO(), io.StringIO()
+    async with EmbeddedBroker() as first:
+        port, url = first.port, first.url
+        cfg = MqttConfig(url=url, rig_id=rig, connect_timeout_s=2.0, keepalive_s=2)
+        task = asyncio.create_task(monitor(cfg, out=out, err=err, max_messages=1,
+                                           timeout_s=50, raw=True))
+        await asyncio.sleep(1.0)
+    async with asyncio.timeout(20):
+        while "went away" not in err.getvalue():
+            await asyncio.sleep(0.1)
+    assert not task.done()
+    async with EmbeddedBroker(port) as again:
+        assert again.port == port
+        async with asyncio.timeout(20):
+            while "is back" not in err.getvalue():
+                await asyncio.sleep(0.1)
+        async with Publisher(cfg, announce=False) as pub:
+            await pub.client.publish(f"hilrig/{rig}/events", b"{}", qos=1)
+        assert await asyncio.wait_for(task, 10) == 1
+    assert out.getvalue().startswith(f"hilrig/{rig}/events")
