@@ -4,6 +4,7 @@ The bottom layer of `daq`: every other subpackage may import it, it imports none
 """
 
 from ._json import MAX_DOCUMENT_NESTING, MAX_NESTING, json_nesting, loads_bounded
+from ._methods import known_method
 from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
 from ._settings import (
     ConfigError,
@@ -25,5 +26,6 @@ __all__ = [
     "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ConfigError", "DashboardConfig", "IdentifyConfig",
     "MqttConfig",
     "RingConfig", "Settings", "SimConfig", "StorageConfig", "TriggerConfig", "first_error",
-    "json_nesting", "load_settings", "loads_bounded", "one_line", "read_small_file", "where",
+    "json_nesting", "known_method", "load_settings", "loads_bounded", "one_line",
+    "read_small_file", "where",
 ]

@@ -29,6 +29,7 @@ from hilrig.identify import DEFAULT_METHOD, FrictionParams, RigParams
 from hilrig.identify.model import Realism
 from hilrig.identify.reference import TABLE_III_TRUTH
 
+from ._methods import known_method
 from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
 from ._small_files import read_small_file
 from ._validation import first_error
@@ -147,11 +148,7 @@ class IdentifyConfig(_Section):
     @classmethod
     def _known_method(cls, value: str) -> str:
         # checked when the config is read, not once a capture is taken and waits for it
-        from hilrig.identify import METHOD_NAMES
-
-        if value not in METHOD_NAMES:
-            raise ValueError(f"unknown method {value!r} (known: {', '.join(METHOD_NAMES)})")
-        return value
+        return known_method(value)
 
 
 class DashboardConfig(_Section):

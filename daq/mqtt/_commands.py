@@ -30,9 +30,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hilrig.identify import DEFAULT_METHOD, METHODS
+from hilrig.identify import DEFAULT_METHOD
 
-from ..config import MAX_NESTING, first_error, json_nesting, one_line
+from ..config import MAX_NESTING, first_error, json_nesting, known_method, one_line
 from ._topics import Topics
 
 __all__ = ["COMMANDS", "CommandRefused", "CommandRouter", "Request"]
@@ -72,9 +72,7 @@ class IdentifyRequest(Request):
     @field_validator("method")
     @classmethod
     def _known(cls, value: str) -> str:
-        if value not in METHODS:
-            raise ValueError(f"unknown method {value!r} (known: {', '.join(sorted(METHODS))})")
-        return value
+        return known_method(value)
 
 
 class SessionStartRequest(Request):

@@ -13,9 +13,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from hilrig.identify import DEFAULT_METHOD, METHODS
+from hilrig.identify import DEFAULT_METHOD
 
-from ..config import first_error
+from ..config import first_error, known_method
 from ..storage import SessionRow
 
 __all__ = ["PlanError", "SessionPlan", "load_plan", "parse_plan", "stored_plan"]
@@ -81,9 +81,8 @@ class SessionPlan(BaseModel):
     @field_validator("methods")
     @classmethod
     def _known_methods(cls, value: list[str]) -> list[str]:
-        unknown = [m for m in value if m not in METHODS]
-        if unknown:
-            raise ValueError(f"unknown method {unknown[0]!r} (known: {', '.join(sorted(METHODS))})")
+        for method in value:
+            known_method(method)
         if len(set(value)) != len(value):
             raise ValueError("a method is listed twice")
         return value
