@@ -10,7 +10,8 @@ import argparse
 import asyncio
 import json
 import signal
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,17 @@ def _show_rig(status: dict[str, Any]) -> None:
     _status().show("rig", rig_status_text(status))
 
 
-def _hold(stack: ExitStack, settings: Settings, port: str | None, doing: str) -> None:
+@contextmanager
+def _held(settings: Settings, port: str | None, doing: str) -> Iterator[None]:
     """Hold the archive, the rig and the port for this process (runtime.holding), before
     anything is created; held by another: a usage error naming it."""
-    try:
-        stack.enter_context(holding(Path(settings.storage.directory), settings.mqtt.rig_id,
-                                    port, doing))
-    except Held as exc:
-        raise UsageError(str(exc)) from None
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(holding(Path(settings.storage.directory),
+                                        settings.mqtt.rig_id, port, doing))
+        except Held as exc:
+            raise UsageError(str(exc)) from None
+        yield
 
 
 # -- run ----------------------------------------------------------------------------------
@@ -82,8 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.captures is not None and args.captures < 1:
         raise UsageError(f"--captures must be >= 1, got {args.captures}")
     settings = settings_of(args)
-    with ExitStack() as stack:
-        _hold(stack, settings, args.port, "run")
+    with _held(settings, args.port, "run"):
         source = (bridge_source(settings, args.port) if args.port
                   else sim_source(settings, paced=not args.unpaced))
         _status(fresh=True)
@@ -108,8 +111,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.sim == bool(args.port):
         raise UsageError("serve: choose one source: --sim or --port PATH")
     settings = settings_of(args)
-    with ExitStack() as stack:
-        _hold(stack, settings, args.port, "serve")
+    with _held(settings, args.port, "serve"):
         source = (bridge_source(settings, args.port) if args.port
                   else sim_source(settings, paced=not args.unpaced, auto_release=False))
         return asyncio.run(_serve(settings, source, http_of(args, settings)))
@@ -161,8 +163,7 @@ def cmd_session_start(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     plan = _plan_of(args, settings)
     http = http_of(args, settings)  # a bad address creates no session
-    with ExitStack() as stack:
-        _hold(stack, settings, plan.port, "session start")  # nor does a rig held elsewhere
+    with _held(settings, plan.port, "session start"):  # nor does a rig held elsewhere
         with open_catalog(settings, create=True) as cat:
             session_id = new_session_id()
             cat.add_session(session_id, plan.model_dump_json(), name=plan.name)
@@ -181,8 +182,7 @@ def cmd_session_resume(args: argparse.Namespace) -> int:
         if row.status == "running" and pid_alive(row.pid) and row.pid != os.getpid():
             raise UsageError(f"session {row.session_id} is running (process {row.pid})")
         port = stored_plan(row).port
-    with ExitStack() as stack:
-        _hold(stack, settings, port, f"session resume {row.session_id}")
+    with _held(settings, port, f"session resume {row.session_id}"):
         say(f"session {row.session_id} resumed")
         return _run_session_foreground(settings, row.session_id, http_of(args, settings))
 

@@ -427,17 +427,12 @@ class JointTable:
 _JOINT_MAX_COLUMNS = 4
 
 
-def _joint_header(fb: BinaryIO, p: Path) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The header's columns and the conventions (unit=, zero=) comments above it state."""
-    said: dict[str, str] = {}
+def _joint_header(fb: BinaryIO, p: Path) -> tuple[str, ...]:
+    """The header's columns (the first line that is neither blank nor a comment)."""
     for lineno, raw in lines_of(fb, p, 1, head=True):
-        text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-        if text.lstrip().startswith("#"):
-            said.update({k.lower(): v.lower() for k, v in _CONVENTION.findall(text)})
-            continue
         body = _body(raw, p, lineno)
         if body:
-            return tuple(c.strip(_ASCII_WS) for c in body.split(",")), said
+            return tuple(c.strip(_ASCII_WS) for c in body.split(","))
     raise csv_error(p, None, "no header line (expected t,theta1[,theta2[,theta3]])")
 
 
@@ -453,7 +448,8 @@ def read_joint_csv(path: str | os.PathLike[str], *, unit: str | None = None,
     p = Path(path)
     limits = limits or CaptureLimits()
     with opened_csv(p, *_csv_limit(limits, _JOINT_MAX_COLUMNS, CSV_MAX_BYTES)) as (fb, size):
-        names, said = _joint_header(fb, p)
+        said = _said(fb, p)
+        names = _joint_header(fb, p)
         joints = len(names) - 1
         expected = ("t",) + tuple(f"theta{i + 1}" for i in range(max(joints, 1)))
         if not 1 <= joints <= 3 or names != expected:
