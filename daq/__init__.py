@@ -8,6 +8,8 @@ Subpackages, from the bottom layer up (each imports only those below it):
 - `daq.mqtt`: the MQTT contract: topics, payloads, the courier, commands, jobs, broker;
 - `daq.runtime`: what drives the engine and consumes its events: a plain run, sessions,
   the daemon, identification (pool, offload, worker), re-identification, releasers;
+- `daq.api`: the Python API for notebooks (`hilrig.fit`, `hilrig.read`, `hilrig.catalog`),
+  beside the runtime, on storage and acquisition;
 - `daq.cli`: the `hilrig` command; the only place that builds concrete sources.
 
 Importing `daq` imports none of them.

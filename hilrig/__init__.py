@@ -11,3 +11,17 @@ distribution (pre-commit's dependency is a package named `identify`):
 
 In the repository each is a top-level folder; hilrig/ holds links to them.
 """
+
+from typing import TYPE_CHECKING
+
+from hilrig.identify import lazy_exports
+
+if TYPE_CHECKING:
+    from hilrig.daq.api import CatalogFrames, FitError, catalog, fit, from_arrays, read
+
+# the notebook API (docs/api.md), loaded on first use: `import hilrig` stays instant
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".daq.api": ("CatalogFrames", "FitError", "catalog", "fit", "from_arrays", "read"),
+})
+
+__all__ = ["CatalogFrames", "FitError", "catalog", "fit", "from_arrays", "read"]

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("daq", "drivers", "identify", "firmware_protocol")
 ALLOWED = {
     "firmware_protocol": {"numpy"},
-    "identify": {"numpy", "scipy", "numba", "pydantic", "matplotlib"},  # report/ plots
+    # report/ plots; results/_frames.py the notebook extra's DataFrames, imported on use
+    "identify": {"numpy", "scipy", "numba", "pydantic", "matplotlib", "pandas"},
     "drivers": {"numpy", "pydantic", "hilrig.firmware_protocol", "hilrig.identify", "serial",
                 "serial_asyncio_fast"},
 }

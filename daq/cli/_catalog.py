@@ -17,7 +17,15 @@ from typing import Any
 from hilrig.identify import PARAM_NAMES, IdentificationResult
 
 from ..config import Settings
-from ..storage import CaptureRow, Catalog, CatalogError, ResultRow, SessionRow
+from ..storage import (
+    CAPTURE_FIELDS,
+    Catalog,
+    CatalogError,
+    ResultRow,
+    SessionRow,
+    capture_record,
+    result_record,
+)
 from ._usage import UsageError, settings_of
 
 __all__ = ["cmd_captures_list", "cmd_captures_show", "cmd_results_list",
@@ -98,19 +106,6 @@ def cmd_session_status(args: argparse.Namespace) -> int:
 
 
 # -- listing ------------------------------------------------------------------------------
-_CAPTURE_FIELDS = ("capture_id", "session_id", "seq", "status", "samples", "lost_samples",
-                   "duration_s", "end_reason", "started_utc", "ended_utc", "path", "error")
-
-
-def _capture_record(c: CaptureRow, n_results: int) -> dict[str, Any]:
-    rec = {k: getattr(c, k) for k in _CAPTURE_FIELDS}
-    rec["results"] = n_results
-    s = c.summary or {}
-    for key in ("gaps", "effective_rate_hz", "trigger_latency_ms", "release_error_ms"):
-        rec[key] = s.get(key)
-    return rec
-
-
 def _emit(records: list[dict[str, Any]], fmt: str, columns: list[str]) -> None:
     if fmt == "json":
         print(json.dumps(records, indent=2))
@@ -159,13 +154,13 @@ def cmd_captures_list(args: argparse.Namespace) -> int:
         n: dict[str, int] = {}
         for r in cat.results(session_id=args.session):
             n[r.capture_id] = n.get(r.capture_id, 0) + 1
-        records = [_capture_record(c, n.get(c.capture_id, 0)) for c in caps]
+        records = [capture_record(c, n.get(c.capture_id, 0)) for c in caps]
     if not records:
         _nothing_matched("captures", {"session": args.session, "status": args.status})
     columns = ["capture_id", "session_id", "seq", "status", "duration_s", "samples",
                "lost_samples", "end_reason", "results"]
     if args.format != "table":
-        columns = [*_CAPTURE_FIELDS, "results", "gaps", "effective_rate_hz",
+        columns = [*CAPTURE_FIELDS, "results", "gaps", "effective_rate_hz",
                    "trigger_latency_ms", "release_error_ms"]
     _emit(records, args.format, columns)
     return 0
@@ -177,8 +172,8 @@ def cmd_captures_show(args: argparse.Namespace) -> int:
         results = cat.results(capture_id=c.capture_id)
         errors = cat.errors(capture_id=c.capture_id)
     readable = _readable(results)
-    rec = {**_capture_record(c, len(results)), "pose_deg": c.pose, "summary": c.summary,
-           "results": [_result_record(r, None, res) for r, res in readable],
+    rec = {**capture_record(c, len(results)), "pose_deg": c.pose, "summary": c.summary,
+           "results": [result_record(r, res, session_id=c.session_id) for r, res in readable],
            "errors": [e.message for e in errors]}
     print(json.dumps(rec, indent=2))
     return 0
@@ -195,37 +190,17 @@ def _readable(rows: list[ResultRow]) -> list[tuple[ResultRow, IdentificationResu
     return out
 
 
-def _result_record(r: ResultRow, seq: int | None, res: IdentificationResult) -> dict[str, Any]:
-    rec: dict[str, Any] = {"result_id": r.result_id, "capture_id": r.capture_id, "seq": seq,
-                           "method": r.method, "rig_kind": res.rig_kind,
-                           "created_utc": r.created_utc,
-                           "fit_arm": r.fit_arm, "fit_pendulum": r.fit_pendulum,
-                           "compute_seconds": r.compute_seconds,
-                           "normalized_compute_time": res.normalized_compute_time,
-                           "software_version": r.software_version, "path": r.path}
-    rec.update({f"fit_{joint}": fit for joint, fit in res.fit_percent.items()})
-    # every parameter of the result's kind (the Furuta ones always, as columns to fill)
-    for name in [*PARAM_NAMES, *(n for n in res.parameters if n not in PARAM_NAMES)]:
-        p = res.parameters.get(name)
-        rec[name] = None if p is None else p.value
-        rec[f"{name}_ci95_lo"] = None if p is None or p.ci95 is None else p.ci95[0]
-        rec[f"{name}_ci95_hi"] = None if p is None or p.ci95 is None else p.ci95[1]
-    for name, p in res.rig.items():  # the rig quantities, the extra terms it chose among them
-        rec[f"rig.{name}"] = p.value
-        rec[f"rig.{name}_ci95_lo"] = None if p.ci95 is None else p.ci95[0]
-        rec[f"rig.{name}_ci95_hi"] = None if p.ci95 is None else p.ci95[1]
-    return rec
-
-
 def cmd_results_list(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
         rows = cat.results(session_id=args.session, capture_id=args.capture, method=args.method)
-        seqs = {c.capture_id: c.seq for c in cat.captures(args.session)}
+        ids = {c.capture_id: (c.seq, c.session_id) for c in cat.captures(args.session)}
         if args.session is not None:
             cat.session(args.session)
         readable = _readable(rows)
         kinds = [res for _, res in readable]
-        records = [_result_record(r, seqs.get(r.capture_id), res) for r, res in readable]
+        records = [result_record(r, res, seq=ids.get(r.capture_id, (None, None))[0],
+                                 session_id=ids.get(r.capture_id, (None, None))[1])
+                   for r, res in readable]
     # the table shows each kind's key parameters (a chain rig's torques, the Furuta rig's
     # coefficients), CSV every parameter of every kind listed
     if not rows:
@@ -237,11 +212,11 @@ def cmd_results_list(args: argparse.Namespace) -> int:
     rig = list(dict.fromkeys(n for res in kinds for n in res.rig))
     extra = list(dict.fromkeys(n for res in kinds for n in res.diagnostics.get("extra_terms", {})
                                if n in res.rig))
-    base = ["result_id", "capture_id", "seq", "method", "rig_kind", "fit_arm", "fit_pendulum",
-            "compute_seconds"]
+    base = ["result_id", "capture_id", "session_id", "seq", "method", "rig_kind", "fit_arm",
+            "fit_pendulum", "compute_seconds"]
     if args.format == "table":  # each kind's joints by their names (arm, theta1...)
         fits = list(dict.fromkeys(f"fit_{j}" for res in kinds for j in res.fit_percent))
-        columns = [*base[:5], *(fits or base[5:7]), "compute_seconds",
+        columns = [*base[:2], *base[3:6], *(fits or base[6:8]), "compute_seconds",
                    *(key or ["mu_d0", "mu_v0", "mu_d1", "mu_v1"]),
                    *(f"rig.{n}" for n in extra)]
     else:

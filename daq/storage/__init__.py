@@ -66,6 +66,11 @@ if TYPE_CHECKING:
         Outbox,
         OutboxRow,
     )
+    from ._records import (
+        CAPTURE_FIELDS,
+        capture_record,
+        result_record,
+    )
 
 _EXPORTS = {
     "._archive": (
@@ -102,10 +107,14 @@ _EXPORTS = {
     "._outbox": (
         "OUTBOX_NAME", "Outbox", "OutboxRow",
     ),
+    "._records": (
+        "CAPTURE_FIELDS", "capture_record", "result_record",
+    ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
+    "CAPTURE_FIELDS", "capture_record", "result_record",
     "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "CSV_HEAD_BYTES", "CSV_MAX_BYTES",
     "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES", "FORMAT_NAME",
     "FORMAT_VERSION",

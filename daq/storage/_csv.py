@@ -99,7 +99,7 @@ def _said(fb: BinaryIO, p: Path) -> dict[str, str]:
 def _convention(p: Path, unit: str, zero: str) -> tuple[str, str]:
     if unit not in ANGLE_UNITS:
         raise csv_error(p, None, f"angle unit {unit!r}: expected rad or deg")
-    if zero not in ANGLE_ZEROS:
+    if zero not in ("upright", "hanging"):
         raise csv_error(p, None, f"angle zero {zero!r}: expected upright or hanging")
     return unit, zero
 
@@ -295,10 +295,9 @@ def read_capture_csv(
         data, index, rate = _read_table(fb, size, p, CSV_COLUMNS, limits, max_bytes, max_rows,
                                         progress, unit)
     _check_convention(p, data[:, 1:3], CSV_COLUMNS[1:], rate, unit, zero, [False, True])
-    angles = data[:, 1:3] * ANGLE_UNITS[unit]
-    if zero == "upright":  # to hanging, whole turns chosen so that the pendulum ends near 0
-        end = float(np.median(angles[-max(2, len(angles) // 20):, 1])) - math.pi
-        angles[:, 1] -= math.pi + 2 * math.pi * round(end / (2 * math.pi))
+    from hilrig.identify.signal import furuta_angles
+
+    angles = furuta_angles(data[:, 1:3], unit, zero)
     rig = rig if rig is not None else RigParams()
     try:
         source = SourceInfo(kind="replay", identity=f"csv:{p.name}", sample_rate_hz=rate,
@@ -407,10 +406,6 @@ def _load_blocks(fb: BinaryIO, p: Path, first_lineno: int, size: int, rows_allow
 
 
 # -- records of the chain rig kinds: t,theta1[,theta2[,theta3]] -----------------------------
-#: what a chain record's angles are offset by to be absolute from upright
-ANGLE_ZEROS = {"upright": 0.0, "hanging": math.pi}
-
-
 @dataclass(frozen=True)
 class JointTable:
     """A record of 1-3 joints: times (s), angles (rad from the upward vertical, as seed
@@ -461,6 +456,8 @@ def read_joint_csv(path: str | os.PathLike[str], *, unit: str | None = None,
         data, index, rate = _read_table(fb, size, p, names, limits, CSV_MAX_BYTES, None,
                                         progress, unit)
     _check_convention(p, data[:, 1:], names[1:], rate, unit, zero)
-    angles = data[:, 1:] * ANGLE_UNITS[unit] + ANGLE_ZEROS[zero]
+    from hilrig.identify.signal import chain_angles
+
+    angles = chain_angles(data[:, 1:], unit, zero)
     return JointTable(path=p, t=data[:, 0].copy(), angles=np.ascontiguousarray(angles),
                       sample_index=index, rate_hz=rate)

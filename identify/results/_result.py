@@ -10,7 +10,7 @@ JSON shape (stable, used by scripts and dashboards):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -18,8 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .._time import utc_now
 from .._version import SOFTWARE_VERSION
 from ..model import PARAM_NAMES, FrictionParams
+from ._frames import parameters_frame, response_frame
 from ._metrics import normalized_compute_time
 from ._response import Response
+from ._summary import summary_html, summary_line, summary_text
 
 if TYPE_CHECKING:
     from ..signal import Measurement
@@ -118,6 +120,31 @@ class IdentificationResult(BaseModel):
         """The fit of the first two joints (arm and pendulum, or theta1 and theta2)."""
         fits = list(self.fit_percent.values()) + [None, None]
         return fits[0], fits[1]
+
+    def summary(self) -> str:
+        """The table `hilrig identify` prints: estimates with intervals, fit, warnings."""
+        return summary_text(self)
+
+    def __repr__(self) -> str:
+        # the whole model (response arrays included) is ~50 kB: a notebook shows this line
+        return f"<IdentificationResult {summary_line(self)}>"
+
+    def __str__(self) -> str:
+        return summary_text(self)
+
+    def _repr_html_(self) -> str:
+        return summary_html(self)
+
+    def to_dataframe(self, what: Literal["parameters", "response"] = "parameters") -> Any:
+        """A pandas DataFrame (the `notebook` extra): "parameters", one row per friction
+        parameter, rig quantity and extra term with value, ci95_lo, ci95_hi,
+        identifiable, assumed, note; or "response", measured and simulated angles (rad)
+        per joint indexed by time (s)."""
+        if what == "parameters":
+            return parameters_frame(self)
+        if what == "response":
+            return response_frame(self)
+        raise ValueError(f"to_dataframe: what must be 'parameters' or 'response', got {what!r}")
 
     def to_json(self, indent: int | None = None) -> str:
         """The result as JSON, with the field names of the documented shape ("schema")."""

@@ -4,7 +4,14 @@ Above identify.model (which it uses for the release's dynamics and for simulated
 captures), below the results and the methods.
 """
 
-from ._conventions import ANGLE_UNITS, HANGING_READS, ConventionProblem, angle_convention_problem
+from ._conventions import (
+    ANGLE_UNITS,
+    HANGING_READS,
+    ConventionProblem,
+    angle_convention_problem,
+    chain_angles,
+    furuta_angles,
+)
 from ._decimate import Decimated, decimate, decimate_mean, point_values
 from ._differentiate import (
     contiguous_segments,
@@ -32,6 +39,7 @@ from ._synthetic import (
 
 __all__ = [
     "ANGLE_UNITS", "HANGING_READS", "ConventionProblem", "angle_convention_problem",
+    "chain_angles", "furuta_angles",
     "LEAVES_FOR_S", "LET_GO_S", "UNKNOWN_RESOLUTION_RAD", "chain_record", "motion_start",
     "Decimated", "Measurement", "Record", "Release",
     "SyntheticCapture",

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ANGLE_UNITS", "HANGING_READS", "ConventionProblem", "angle_convention_problem"]
+__all__ = ["ANGLE_UNITS", "HANGING_READS", "ConventionProblem", "angle_convention_problem",
+           "chain_angles", "furuta_angles"]
 
 #: radians per unit of a file's angles
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
@@ -120,3 +121,21 @@ def angle_convention_problem(values: np.ndarray, names: Sequence[str], rate_hz: 
                   f"(whole turns aside) in {unit} from {zero}; it reads so in {u} from {z}",
             unit=u if u != unit else None, zero=z if z != zero else None)
     return None
+
+
+def chain_angles(values: np.ndarray, unit: str = "rad", zero: str = "upright") -> np.ndarray:
+    """A chain rig's link angles (n, joints) in `unit` from `zero`, as identification
+    takes them: radians from the upward vertical (seed 002's delta_i; hanging reads pi)."""
+    offset = HANGING_READS["upright"] - HANGING_READS[zero]  # pi from hanging, 0 from upright
+    return np.asarray(values, dtype=np.float64) * ANGLE_UNITS[unit] + offset
+
+
+def furuta_angles(values: np.ndarray, unit: str = "rad", zero: str = "hanging") -> np.ndarray:
+    """The Furuta rig's arm and pendulum (n, 2) in `unit`, the pendulum from `zero`, as
+    identification takes them: radians, the pendulum 0 hanging; from upright, the whole
+    turns chosen so that the pendulum ends near 0 (where a free decay leaves it)."""
+    angles = np.array(values, dtype=np.float64) * ANGLE_UNITS[unit]
+    if zero == "upright":
+        end = float(np.median(angles[-max(2, len(angles) // 20):, 1])) - math.pi
+        angles[:, 1] -= math.pi + 2 * math.pi * round(end / (2 * math.pi))
+    return angles

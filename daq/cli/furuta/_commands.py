@@ -16,7 +16,6 @@ from hilrig.identify import (
     FrictionParams,
     IdentificationResult,
     Measurement,
-    format_fit,
     identify,
 )
 from hilrig.identify.model import RIG_ERROR_FIELDS, RigParams
@@ -196,30 +195,7 @@ def _identify(args: argparse.Namespace, capture: Capture | None) -> int:
 
 
 def format_result(result: IdentificationResult) -> str:
-    lines = [f"method {result.method}, capture {result.capture_id or '-'}, "
-             f"{result.capture_seconds:.2f} s at {result.sample_rate_hz:g} Hz, "
-             f"{result.lost_samples} samples lost",
-             f"{'parameter':<10} {'value':>12} {'95 % interval':>27}  note"]
-    for name, p in result.parameters.items():
-        val = "n/i" if p.value is None else f"{p.value:.5g}"
-        ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
-        lines.append(f"{name:<10} {val:>12} {ci:>27}  {p.note}")
-    if result.rig:
-        lines.append(f"{'rig':<26} {'value':>12} {'95 % interval':>27}  unit; note")
-        for name, p in result.rig.items():
-            if p.value is None:
-                continue
-            ci = "" if p.ci95 is None else f"[{p.ci95[0]:.5g}, {p.ci95[1]:.5g}]"
-            lines.append(f"{name:<26} {p.value:>12.5g} {ci:>27}  {p.note}")
-        hidden = [n for n, p in result.rig.items() if p.value is None]
-        if hidden:
-            lines.append(f"not identifiable from a free decay: {', '.join(hidden)} "
-                         "(--json says what would separate each)")
-    lines.append(f"goodness of fit (seed 000 eq. 53): {format_fit(result.fit_percent)}")
-    lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
-                 f"{result.normalized_compute_time:.3g}")
-    lines.extend(f"warning: {w}" for w in result.diagnostics.get("warnings", []))
-    return "\n".join(lines)
+    return result.summary()
 
 
 # -- compare -----------------------------------------------------------------------------

@@ -161,12 +161,52 @@ def test_h5_layout_is_self_describing_and_compact(tmp_path: Path) -> None:
         assert RigParams.model_validate_json(f.attrs["rig_json"]) == cap.rig
         assert SourceInfo.model_validate_json(f.attrs["source_json"]) == cap.source
         assert list(f.attrs["counts_per_rev"]) == list(CPR)
-        assert set(f) == {"counts", "sample_index"}  # angles are derived, not stored
+        # the counts as read; time, joint and angle for other tools (CF conventions)
+        assert set(f) == {"counts", "sample_index", "time", "joint", "angle"}
         counts = f["counts"]
         assert counts.dtype == np.int32 and counts.shape == (3000, 2)
         assert counts.compression == "gzip" and counts.shuffle and counts.fletcher32
         assert counts.chunks == (3000, 1)  # one joint per chunk
         assert f["sample_index"].dtype == np.int64
+
+
+def _open_as_netcdf(path: Path):
+    import warnings
+
+    import xarray as xr
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # h5netcdf warns of dimensions it has to invent
+        return xr.open_dataset(path, engine="h5netcdf")
+
+
+@pytest.mark.parametrize("cpr", [CPR, (40_000, 4_096)], ids=["one resolution", "two"])
+def test_xarray_opens_a_capture_with_named_dimensions_time_in_s_and_angles_in_rad(
+        tmp_path: Path, cpr: tuple[int, int]) -> None:
+    cap = make_capture(cpr=cpr)
+    write_capture_h5(tmp_path / "c.h5", cap)
+    with _open_as_netcdf(tmp_path / "c.h5") as ds:
+        assert ds["angle"].dims == ("time", "joint") and ds["counts"].dims == ("time", "joint")
+        assert list(ds["joint"].values) == ["arm", "pendulum"]
+        assert ds["time"].attrs["units"] == "s" and ds["angle"].attrs["units"] == "rad"
+        assert ds.attrs["Conventions"].startswith("CF-")
+        np.testing.assert_allclose(ds["time"].values, cap.times(), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ds["angle"].values, cap.angles_rad, rtol=1e-15, atol=0)
+        assert np.array_equal(ds["counts"].values, cap.counts)  # the raw counts, kept
+        assert ds["time"].values[-1] > ds["time"].values[-2]  # the lost samples: a jump
+    assert np.array_equal(read_capture_h5(tmp_path / "c.h5").counts, cap.counts)
+
+
+def test_a_capture_written_before_the_cf_dimensions_still_reads(tmp_path: Path) -> None:
+    cap = make_capture()
+    write_capture_h5(tmp_path / "new.h5", cap)
+    with h5py.File(tmp_path / "new.h5") as new, h5py.File(tmp_path / "old.h5", "w") as old:
+        for name, value in new.attrs.items():  # the first layout: two datasets, no dims
+            if name not in ("Conventions", "title"):
+                old.attrs[name] = value
+        old["counts"] = new["counts"][()]
+        old["sample_index"] = new["sample_index"][()]
+    back = read_capture_h5(tmp_path / "old.h5")
+    assert np.array_equal(back.counts, cap.counts) and back.gaps() == cap.gaps()
 
 
 def test_realistic_size_35_s_at_10_khz(tmp_path: Path) -> None:

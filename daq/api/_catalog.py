@@ -1,0 +1,92 @@
+"""The archive's catalog as pandas DataFrames (the `notebook` extra): every result with
+every parameter, rig quantity and extra term and their intervals, and every capture,
+each row with its session and capture ids, as `results list` and `captures list` show."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hilrig.identify import IdentificationResult
+
+from ..config import load_settings
+from ..storage import (
+    CATALOG_NAME,
+    Catalog,
+    CatalogError,
+    capture_record,
+    result_record,
+)
+
+__all__ = ["CatalogFrames", "catalog"]
+
+
+def _pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("a DataFrame needs pandas: pip install 'hilrig[notebook]'") from None
+    return pandas
+
+
+@dataclass(frozen=True)
+class CatalogFrames:
+    """The catalog of the archive in `directory`; each call reads it afresh (a session may
+    be adding to it), read-only."""
+
+    directory: Path
+
+    def _open(self) -> Catalog:
+        if not (self.directory / CATALOG_NAME).is_file():
+            raise CatalogError(f"{self.directory}: no hilrig catalog here ({CATALOG_NAME}); "
+                               "the archive is [storage] directory of the config")
+        return Catalog.open(self.directory, create=False)
+
+    def results(self, *, session: str | None = None, capture: str | None = None,
+                method: str | None = None) -> Any:
+        """One row per result (index result_id): ids, method, rig kind, fit per joint,
+        compute time, every parameter `NAME` with `NAME_ci95_lo` and `NAME_ci95_hi`, and
+        every rig quantity and extra term as `rig.NAME` likewise. A result that no longer
+        reads is left out, with a warning."""
+        import warnings
+
+        with self._open() as cat:
+            ids = {c.capture_id: (c.seq, c.session_id) for c in cat.captures(session)}
+            records = []
+            for row in cat.results(session_id=session, capture_id=capture, method=method):
+                try:
+                    res: IdentificationResult = row.result()
+                except CatalogError as exc:
+                    warnings.warn(f"{exc}; left out", stacklevel=2)
+                    continue
+                seq, sid = ids.get(row.capture_id, (None, None))
+                records.append(result_record(row, res, seq=seq, session_id=sid))
+        frame = _pandas().DataFrame.from_records(records)
+        return frame.set_index("result_id") if records else frame
+
+    def result(self, result_id: int) -> IdentificationResult:
+        """One result in full (its table, to_dataframe, response)."""
+        with self._open() as cat:
+            return cat.result(result_id).result()
+
+    def captures(self, *, session: str | None = None, status: str | None = None) -> Any:
+        """One row per capture (index capture_id): session, sequence, status, samples,
+        lost samples, duration, how it ended, its file, its number of results and its
+        timing figures."""
+        with self._open() as cat:
+            n: dict[str, int] = {}
+            for r in cat.results(session_id=session):
+                n[r.capture_id] = n.get(r.capture_id, 0) + 1
+            records = [capture_record(c, n.get(c.capture_id, 0))
+                       for c in cat.captures(session, status=status)]
+        frame = _pandas().DataFrame.from_records(records)
+        return frame.set_index("capture_id") if records else frame
+
+
+def catalog(directory: str | os.PathLike[str] | None = None) -> CatalogFrames:
+    """The catalog of the archive in `directory`, else the config's [storage] directory."""
+    if directory is None:
+        directory = load_settings(None).storage.directory
+    return CatalogFrames(Path(directory).expanduser())
