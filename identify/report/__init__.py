@@ -4,7 +4,7 @@ The top layer of identify. matplotlib is imported only by write_figures, when ca
 so importing identify (or this subpackage) never loads it.
 """
 
-from ._chain_compare import ChainRow, chain_table, compare_chain
+from ._chain_compare import ChainRow, chain_table, compare_chain, plot_chain_compare
 from ._compare import (
     SEED_TABLE_V_FIT,
     SEED_TABLE_V_SECONDS,
@@ -13,10 +13,10 @@ from ._compare import (
     table_v,
 )
 from ._held_out import plot_held_out
-from ._plots import summary_figure, write_figures
+from ._plots import OFF_SCALE_FACTOR, residual_limit, summary_figure, write_figures
 
 __all__ = [
-    "ChainRow", "chain_table", "compare_chain", "plot_held_out",
+    "ChainRow", "chain_table", "compare_chain", "plot_chain_compare", "plot_held_out",
     "SEED_TABLE_V_FIT", "SEED_TABLE_V_SECONDS", "compare_methods", "parameter_table", "table_v",
-    "summary_figure", "write_figures",
+    "summary_figure", "write_figures", "OFF_SCALE_FACTOR", "residual_limit",
 ]

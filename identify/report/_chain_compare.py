@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,12 +63,30 @@ def _mean_fit(rows: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, f
     return out
 
 
+def _scored_span(record: Record, rig: ChainRig) -> tuple[tuple[float, float], float]:
+    """The span every method is scored over (the whole record) and its segments' length."""
+    span = (record.t0_s + float(record.t[0]), record.t0_s + float(record.t[-1]))
+    return span, DEFAULT_SEGMENT_S[rig.kind.split(":")[0]]
+
+
+def plot_chain_compare(record: Record, rig: ChainRig, rows: list[ChainRow], path: Path
+                       ) -> Path:
+    """compare_chain's rows as a figure: the record against each method's simulation,
+    segment by segment as the table scores them, and their errors."""
+    from ._held_out import plot_held_out
+
+    span, seg = _scored_span(record, rig)
+    sets = {r.method: r.params for r in rows if r.params is not None}
+    return plot_held_out(record, rig, sets, span, seg, path,
+                         title=f"{rig.kind}: each method's simulation in segments of "
+                               f"{seg:g} s from their own first 20 ms")
+
+
 def compare_chain(record: Record, rig: ChainRig, progress: Progress | None = None
                   ) -> list[ChainRow]:
     """Rows for seed 002's regression and the recommended method on `record`."""
     say = progress or no_progress
-    span = (record.t0_s + float(record.t[0]), record.t0_s + float(record.t[-1]))
-    seg = DEFAULT_SEGMENT_S[rig.kind.split(":")[0]]
+    span, seg = _scored_span(record, rig)
     rows = []
     fitters = {
         "regression (seed 002)": lambda k: _regression(record, rig),

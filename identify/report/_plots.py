@@ -161,16 +161,45 @@ def _spectra_figure(plt: Any, m: Measurement, sims: Simulations, outdir: Path) -
                    f"{t0:.2f} s (seed 000 Fig. 7)", sims, outdir / "fig7_spectra.png")
 
 
+#: a method whose residuals reach beyond this many times the median method's is drawn
+#: off scale: seed 000's UAS residual (+-100 deg) flattened every other method's to a line
+OFF_SCALE_FACTOR = 10.0
+
+
+def residual_limit(residuals: dict[str, np.ndarray]) -> tuple[float, list[str]]:
+    """The half-height of a residual axis and the methods drawn beyond it.
+
+    Each method's reach is the 99.5th percentile of its |residual|; the axis holds every
+    method within OFF_SCALE_FACTOR of the median reach (with a margin), so one diverged
+    method cannot hide how the others differ.
+    """
+    reach = {k: float(np.percentile(np.abs(r[np.isfinite(r)]), 99.5))
+             for k, r in residuals.items() if np.isfinite(r).any()}
+    if not reach:
+        return 1.0, []
+    typical = float(np.median(list(reach.values())))
+    kept = [v for v in reach.values() if v <= OFF_SCALE_FACTOR * typical] or [typical]
+    limit = 1.2 * max(kept) or 1.0
+    return limit, [k for k, v in reach.items() if v > limit]
+
+
 def _residuals_figure(plt: Any, m: Measurement, sims: Simulations, outdir: Path) -> Path:
-    """Fig. 8: measured minus simulated, per joint and method, in degrees."""
+    """Fig. 8: measured minus simulated, per joint and method, in degrees; a method far
+    beyond the others is drawn off scale and said so in the legend."""
     deg = 180.0 / np.pi
     fig, ax = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     for j, name in enumerate(JOINT_NAMES):
+        residuals = {method: (m.angles[sim[0], j] - sim[1][:, j]) * deg
+                     for method, sim in sims.items() if sim is not None}
+        limit, off = residual_limit(residuals)
         for method, sim in sims.items():
             if sim is not None:
-                rows, s = sim
-                ax[j].plot(m.t[rows], (m.angles[rows, j] - s[:, j]) * deg, lw=0.6,
-                           label=method)
+                r = residuals[method]
+                label = (f"{method} (off scale: 99.5 % within "
+                         f"{np.percentile(np.abs(r), 99.5):.3g} deg)" if method in off
+                         else method)
+                ax[j].plot(m.t[sim[0]], r, lw=0.6, label=label)
+        ax[j].set_ylim(-limit, limit)
         ax[j].axhline(0.0, color="k", lw=0.5)
         ax[j].set_ylabel(f"{name} residual (deg)")
     return _finish(plt, fig, ax, "time (s)", "Residuals: measured minus each method's "

@@ -209,11 +209,11 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
 
 # -- compare --rig single|nlink:N -----------------------------------------------------------
 def _compare(args: argparse.Namespace) -> int:
-    from hilrig.identify.report import chain_table, compare_chain
+    from hilrig.identify.report import chain_table, compare_chain, plot_chain_compare
 
-    if args.methods or args.plot:
-        raise UsageError("--methods and --plot are for the Furuta rig; a chain rig compares "
-                         "seed 002's regression with shooting")
+    if args.methods:
+        raise UsageError("--methods is for the Furuta rig; a chain rig compares seed 002's "
+                         "regression with shooting")
     rig = _rig(args)
     record = _record(args, rig.links)
     bar = ProgressBar(f"compare {rig.kind}")
@@ -225,6 +225,10 @@ def _compare(args: argparse.Namespace) -> int:
     print("fit per joint: the mean over the record's segments, each simulated from a state "
           "fitted to its first 20 ms, the same rule for every method")
     print(chain_table(rows, rig))
+    if args.plot:
+        kind = rig.kind.replace(":", "")
+        path = plot_chain_compare(record, rig, rows, Path(args.plot) / f"compare_{kind}.png")
+        print(f"wrote {path}")
     return 0
 
 

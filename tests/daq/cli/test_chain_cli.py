@@ -114,8 +114,10 @@ def test_simulate_writes_a_chain_record_that_identify_and_compare_read(tmp_path)
     table = read_joint_csv(out)
     assert table.angles.shape[1] == 2 and table.rate_hz == pytest.approx(1000.0)
     assert table.angles[0] == pytest.approx(np.radians([110.0, 100.0]), abs=0.02)
-    rc, text = run_main("compare", out, "--rig", "nlink:2")
-    assert rc == 0
+    rc, text = run_main("compare", out, "--rig", "nlink:2", "--plot", tmp_path / "fig")
+    assert rc == 0  # --plot was refused for a chain rig
+    figure = tmp_path / "fig" / "compare_nlink2.png"
+    assert f"wrote {figure}" in text and figure.stat().st_size > 20_000
     rows = {line.split()[0]: line for line in text.splitlines()
             if line.startswith(("regression", "shooting"))}
     assert set(rows) == {"regression", "shooting"}

@@ -69,3 +69,21 @@ def test_a_method_that_cannot_take_the_capture_is_a_row_saying_why_not_a_crash()
     assert rows[1].parameters["mu_d0"].value is not None
     table = table_v(rows)
     assert "regression" in table and "uas" in table
+
+
+def test_a_diverged_method_is_drawn_off_scale_not_flattening_the_others():
+    # fig. 8: the UAS residual (+-100 deg) made every other method's a flat line
+    import numpy as np
+
+    from hilrig.identify.report import OFF_SCALE_FACTOR, residual_limit
+
+    t = np.linspace(0, 30, 3000)
+    residuals = {"grey-box": 0.02 * np.sin(t), "output-error": 0.03 * np.sin(3 * t),
+                 "shooting": 0.01 * np.cos(t), "uas": 100.0 * np.sin(0.2 * t)}
+    limit, off = residual_limit(residuals)
+    assert off == ["uas"]
+    assert 0.03 <= limit <= 0.03 * 1.3  # the largest of the rest, with a margin
+    # methods that differ by less than the factor all stay on the axis
+    close = {"a": 0.02 * np.sin(t), "b": 0.02 * OFF_SCALE_FACTOR / 2 * np.sin(t)}
+    limit, off = residual_limit(close)
+    assert off == [] and limit >= 0.1
