@@ -13,6 +13,7 @@ from ._broker import (
     resolve_broker,
     uses_tls,
 )
+from ._client_version import connected, enter_client
 from ._command_client import send_command
 from ._commands import (
     COMMANDS,
@@ -75,5 +76,5 @@ __all__ = [
     "ResultPayload", "SessionPayload", "SessionStartRequest", "State", "StatusPayload",
     "TelemetryPayload", "Topics", "check_level", "client_options", "dump_json", "jsonable",
     "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker", "result_from_message",
-    "send_command", "topic_filters", "uses_tls",
+    "send_command", "topic_filters", "uses_tls", "connected", "enter_client",
 ]

@@ -1,8 +1,9 @@
 """The embedded broker: amqtt in this process, on 127.0.0.1, behind listeners of our own.
 
-A fallback for a bench machine with no Mosquitto. It speaks MQTT 3.1.1 only (amqtt
-rejects MQTT 5 and 3.1 CONNECTs), keeps retained messages in memory only (lost when the
-service stops), and has no users: TCP clients on 127.0.0.1 come in anonymously.
+A fallback for a bench machine with no Mosquitto. It speaks MQTT 3.1.1 only (an MQTT 5
+CONNECT gets the CONNACK MQTT 5 defines for a version not spoken: _connect_version.py),
+keeps retained messages in memory only (lost when the service stops), and has no users:
+TCP clients on 127.0.0.1 come in anonymously.
 
 Both listeners are ours, handed to amqtt as "external" ones, so that each holds a bounded
 number of connections (one over the bound is closed at once: a flood of idle clients
@@ -23,6 +24,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from ._bounds import ConnectionBound
+from ._connect_version import V5_REFUSAL, connect_prefix, prefixed_reader
 from ._page_gate import PAGE_PEER, PageGate
 
 __all__ = ["LOCALHOST", "MAX_CONNECTIONS", "V311_ONLY", "WEBSOCKETS", "WS_PORT",
@@ -174,11 +176,16 @@ class EmbeddedBroker:
         if self._tcp.full():
             writer.close()
             return
-        from amqtt.adapters import StreamReaderAdapter, StreamWriterAdapter
+        from amqtt.adapters import StreamWriterAdapter
 
         self._tcp.active += 1
         try:
-            await self._broker.external_connected(StreamReaderAdapter(reader),
+            prefix, level = await connect_prefix(reader)
+            if level == 5:  # refused as MQTT 5 says, before amqtt misreads it
+                writer.write(V5_REFUSAL)
+                await writer.drain()
+                return
+            await self._broker.external_connected(prefixed_reader(reader, prefix),
                                                   StreamWriterAdapter(writer), "default")
         except Exception as exc:  # noqa: BLE001 - one client's end is not the broker's
             log.debug("embedded broker: a TCP client ended: %s", exc)

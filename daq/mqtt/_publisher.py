@@ -23,7 +23,7 @@ from hilrig.identify import SOFTWARE_VERSION
 
 from ..config import MqttConfig
 from ._broker import client_options, parse_mqtt_url
-from ._embedded_broker import V311_ONLY
+from ._client_version import enter_client
 from ._messages import MessageBuilder
 from ._payloads import State
 
@@ -65,31 +65,19 @@ class Publisher:
     async def __aenter__(self) -> Self:
         will = (aiomqtt.Will(self.topics.status, self.messages.status("offline")[1],
                              qos=1, retain=True) if self.announce else None)
-        client = None
-        v5 = self.protocol5 and self.url not in V311_ONLY
-        versions = ([aiomqtt.ProtocolVersion.V5] if v5 else []) + [aiomqtt.ProtocolVersion.V311]
-        for version in versions:
-            client = aiomqtt.Client(
+
+        def make(version: aiomqtt.ProtocolVersion) -> aiomqtt.Client:
+            return aiomqtt.Client(
                 self.host, self.port, identifier=self.client_id, will=will,
                 keepalive=self.cfg.keepalive_s, timeout=self.cfg.connect_timeout_s,
                 protocol=version, logger=logging.getLogger("hilrig.mqtt.client"),
                 **client_options(self.cfg, self.url))
-            try:
-                await client.__aenter__()
-                break
-            except aiomqtt.MqttError as exc:
-                # a 3.1.1-only broker (the embedded one) refuses or ignores a v5 CONNECT;
-                # nothing listening (connection refused) is no reason to try again
-                down = "errno 111" in str(exc).lower() or "connection refused" in str(exc).lower()
-                if version is aiomqtt.ProtocolVersion.V5 and not down:
-                    log.info("broker at %s did not take MQTT v5 (%s); trying 3.1.1", self.url,
-                             exc)
-                    V311_ONLY.add(self.url)
-                    continue
-                # next time, ask for v5 again: it may be another broker
-                V311_ONLY.discard(self.url)
-                raise ConnectionError(f"cannot connect to MQTT broker at {self.url} "
-                                      f"as {self.client_id!r}: {exc}") from None
+
+        try:
+            client, version = await enter_client(self.url, make, v5=self.protocol5)
+        except aiomqtt.MqttError as exc:
+            raise ConnectionError(f"cannot connect to MQTT broker at {self.url} "
+                                  f"as {self.client_id!r}: {exc}") from None
         self.version = version
         self._client = client
         log.info("connected to %s as %s", self.url, self.client_id)

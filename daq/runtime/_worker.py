@@ -5,7 +5,10 @@ Any number of workers, on any machines, use the same broker. A worker is named
 without users) and its host and process. An idle worker says so on
 ``hilrig-workers/ready/<worker>`` (retained; its last will empties it), and rigs send it
 jobs on ``hilrig/<rig>/jobs/identify/<worker>/<capture_id>``. It takes one job at a time
-(MQTT v5 receive maximum 1, acknowledged only when its results are sent), identifies the
+(MQTT v5 receive maximum 1, acknowledged only when its results are sent; on a 3.1.1-only
+broker, such as another hilrig process's embedded one, acknowledged on receipt and held
+to one because a rig sends a job only to a worker that says it is ready, which it says
+again only once the job is answered), identifies the
 capture with each method in a process of its own, and sends every result back to the rig
 on ``hilrig/<rig_id>/jobs/result/<worker>/<capture_id>/<method>`` (QoS 1) with the job's id; the
 rig keeps it and publishes it on ``result/`` as its own. A worker that dies mid-job loses
@@ -36,6 +39,7 @@ from ..mqtt import (
     MessageBuilder,
     WorkerPayload,
     client_options,
+    connected,
     parse_mqtt_url,
     worker_id,
     worker_jobs,
@@ -59,18 +63,32 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
     connect.ReceiveMaximum = 1  # one job in flight: the others stay with the broker
     ready = WorkerPayload(worker=name).to_json()
     gone = aiomqtt.Will(worker_ready(name), b"", qos=1, retain=True)  # empties "ready"
-    client = aiomqtt.Client(host, port, identifier=f"hilrig-worker-{name}",
-                            protocol=aiomqtt.ProtocolVersion.V5, properties=connect, will=gone,
-                            keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
-                            **client_options(cfg, url))
-    # acknowledged when answered, not on receipt (paho's manual ack; aiomqtt < 3 keeps
-    # its paho client as _client)
-    client._client.manual_ack_set(True)  # noqa: SLF001
+
+    def make(version: aiomqtt.ProtocolVersion) -> aiomqtt.Client:
+        v5 = version is aiomqtt.ProtocolVersion.V5
+        made = aiomqtt.Client(host, port, identifier=f"hilrig-worker-{name}", protocol=version,
+                              properties=connect if v5 else None, will=gone,
+                              keepalive=cfg.keepalive_s, timeout=cfg.connect_timeout_s,
+                              **client_options(cfg, url))
+        # v5: acknowledged when answered, not on receipt (paho's manual ack; aiomqtt < 3
+        # keeps its paho client as _client). 3.1.1 has no receive maximum to hold the rest
+        # back, and the embedded broker drops a delivery unacknowledged after 5 s (and
+        # logs an error): there, on receipt; a job lost with the worker is the rig's to
+        # send again after its timeout, as it is for a v5 worker that dies
+        made._client.manual_ack_set(v5)  # noqa: SLF001
+        return made
+
     done = 0
     pool = IdentificationPool()
     pool.start()
     try:
-        async with client:
+        async with connected(url or cfg.url, make) as (client, version):
+            manual = version is aiomqtt.ProtocolVersion.V5
+
+            def ack(mid: int) -> None:
+                if manual:
+                    client._client.ack(mid, 1)  # noqa: SLF001
+
             await client.subscribe(worker_jobs(name), qos=1)
             await client.publish(worker_ready(name), ready, qos=1, retain=True)
             try:
@@ -83,7 +101,7 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
                     except ValueError as exc:
                         first = str(exc).splitlines()[0]
                         say(f"worker: bad job on {message.topic.value}: {first}")
-                        client._client.ack(message.mid, 1)  # noqa: SLF001 - never retried
+                        ack(message.mid)  # never retried
                         continue
                     say(f"job {job.capture_id} (attempt {job.attempt}): identifying "
                         f"{', '.join(job.methods)}")
@@ -98,7 +116,7 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
                             await _publish(client, job, result, name)
                             say(f"job {job.capture_id}: {method} done "
                                 f"({result.compute_seconds:.2f} s)")
-                    client._client.ack(message.mid, 1)  # noqa: SLF001
+                    ack(message.mid)
                     done += 1
                     if max_jobs is not None and done >= max_jobs:
                         break

@@ -167,3 +167,69 @@ async def test_a_worker_that_is_stopped_takes_back_its_ready_announcement(tmp_pa
         if worker.poll() is None:
             worker.kill()
     assert f"hilrig-workers/ready/{name}" not in await _ready_workers(), log.read_text()
+
+
+METHODS_OF_THE_JOB = [DEFAULT_METHOD, "output-error", "grey-box"]
+
+
+@pytest.mark.fault(injected="no broker on a laptop: `hilrig serve` starts the embedded one "
+                            "(MQTT 3.1.1 only); `hilrig cmd` and `hilrig worker` in other "
+                            "processes, which ask for MQTT 5 first",
+                   expected="a v5 CONNECT is refused with CONNACK 0x84 and the clients go on "
+                            "in 3.1.1: the ping answered, the offloaded capture identified "
+                            "by the worker; amqtt warns nothing")
+@pytest.mark.timeout(240)
+def test_cmd_and_a_worker_use_the_embedded_broker_of_another_process(tmp_path, wait_until):
+    # `hilrig cmd ping` said `[code:132] Unsupported protocol version`, a worker timed out,
+    # and amqtt warned `Will flag set, but will topic/message not present`
+    import json
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there: serve starts the embedded one
+    root = tmp_path / "archive"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root),
+               HILRIG_MQTT__RIG_ID=f"laptop-{uuid.uuid4().hex[:8]}",
+               HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{port}", HILRIG_IDENTIFY__OFFLOAD="true",
+               HILRIG_MQTT__TELEMETRY_HZ="0", HILRIG_MQTT__CONNECT_TIMEOUT_S="3")
+    serve_log, worker_log = tmp_path / "serve.log", tmp_path / "worker.log"
+    serve = subprocess.Popen([*HILRIG, "serve", "--sim", "--unpaced"], env=env,
+                             stdout=open(serve_log, "w"), stderr=subprocess.STDOUT)
+    worker = None
+    try:
+        wait_until(lambda: f"embedded broker at mqtt://127.0.0.1:{port}" in
+                   serve_log.read_text(), 60, "the embedded broker")
+        ping = subprocess.run([*HILRIG, "cmd", "ping", "--timeout", "20"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert ping.returncode == 0, ping.stdout + ping.stderr
+        assert json.loads(ping.stdout)["result"] == {"pong": True}
+        worker = subprocess.Popen([*HILRIG, "worker", "--max-jobs", "1"], env=env,
+                                  stdout=open(worker_log, "w"), stderr=subprocess.STDOUT)
+        wait_until(lambda: "waiting for jobs" in worker_log.read_text(), 60, "the worker")
+        # three methods: the job takes the worker longer than the 5 s the embedded broker
+        # waits for an acknowledgement (it logged an error and dropped the delivery)
+        plan = {"captures": 1, "paced": False, "methods": METHODS_OF_THE_JOB}
+        start = subprocess.run([*HILRIG, "cmd", "session/start", json.dumps({"plan": plan}),
+                                "--timeout", "20"], env=env, capture_output=True, text=True,
+                               timeout=60)
+        assert start.returncode == 0, start.stdout + start.stderr
+        assert worker.wait(timeout=150) == 0, worker_log.read_text()[-2000:]
+        with Catalog.open(root, create=False) as cat:
+            wait_until(lambda: len(cat.results()) == 3, 30, "the worker's results")
+            results = cat.results()
+        assert sorted(r.result_key.rsplit("/", 1)[1] for r in results) == \
+            sorted(METHODS_OF_THE_JOB)
+        assert all(r.result_key.startswith("job/") for r in results)
+    finally:
+        for p in (worker, serve):
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGINT)
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    text = serve_log.read_text()
+    warned = [ln for ln in text.splitlines() if "Will flag" in ln or "amqtt" in ln]
+    assert not warned, "\n".join(warned)
+    assert "Traceback" not in text + worker_log.read_text()
