@@ -163,12 +163,33 @@ def cmd_session_start(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     plan = _plan_of(args, settings)
     http = http_of(args, settings)  # a bad address creates no session
+    _check_linger(args, http)
     with _held(settings, plan.port, "session start"):  # nor does a rig held elsewhere
         with open_catalog(settings, create=True) as cat:
             session_id = new_session_id()
             cat.add_session(session_id, plan.model_dump_json(), name=plan.name)
         say(f"session {session_id} created")
-        return _run_session_foreground(settings, session_id, http)
+        return _run_session_foreground(settings, session_id, http, args.linger)
+
+
+def _check_linger(args: argparse.Namespace, http: str | None) -> None:
+    if args.linger and http is None:
+        raise UsageError("--linger keeps the dashboard page after the session: give --http "
+                         "too")
+
+
+async def _until_interrupted() -> None:
+    """Until Ctrl-C or a service manager's stop: the end of a lingering page, not of a
+    session (which has ended), so neither is an interruption."""
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, done.set)
+    try:
+        await done.wait()
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
 
 
 def cmd_session_resume(args: argparse.Namespace) -> int:
@@ -184,7 +205,9 @@ def cmd_session_resume(args: argparse.Namespace) -> int:
         port = stored_plan(row).port
     with _held(settings, port, f"session resume {row.session_id}"):
         say(f"session {row.session_id} resumed")
-        return _run_session_foreground(settings, row.session_id, http_of(args, settings))
+        http = http_of(args, settings)
+        _check_linger(args, http)
+        return _run_session_foreground(settings, row.session_id, http, args.linger)
 
 
 def _needs_resuming(cat: Catalog) -> SessionRow:
@@ -198,7 +221,8 @@ def _needs_resuming(cat: Catalog) -> SessionRow:
     return waiting[0] if waiting else cat.latest_session()
 
 
-def _run_session_foreground(settings: Settings, session_id: str, http: str | None) -> int:
+def _run_session_foreground(settings: Settings, session_id: str, http: str | None,
+                            linger: bool = False) -> int:
     stopped: list[bool] = []
     _status(fresh=True)
 
@@ -212,7 +236,7 @@ def _run_session_foreground(settings: Settings, session_id: str, http: str | Non
 
         # a service manager's stop: end now; the session stays resumable (as after a crash)
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop)
-        return await _session(settings, session_id, http)
+        return await _session(settings, session_id, http, linger)
 
     try:
         return asyncio.run(main())
@@ -222,7 +246,8 @@ def _run_session_foreground(settings: Settings, session_id: str, http: str | Non
         raise (Stopped() if stopped else KeyboardInterrupt()) from None
 
 
-async def _session(settings: Settings, session_id: str, http: str | None) -> int:
+async def _session(settings: Settings, session_id: str, http: str | None,
+                   linger: bool = False) -> int:
     with open_catalog(settings) as cat:
         plan = stored_plan(cat.session(session_id))
         source = (bridge_source(settings, plan.port or "") if plan.source == "serial"
@@ -243,6 +268,10 @@ async def _session(settings: Settings, session_id: str, http: str | None) -> int
                 await session.run()
             finally:
                 status.close()
+            if linger:
+                say(f"session {session_id} is {cat.session(session_id).status}; the dashboard "
+                    "page and the broker's retained state stay until Ctrl-C")
+                await _until_interrupted()
         row = cat.session(session_id)
     if row.status in ("stopped", "failed"):
         say(f"session {session_id} {row.status} ({row.reason}); `hilrig session resume "

@@ -226,10 +226,14 @@ def _live_commands(sub: Any, methods: list[str]) -> None:
     wk.set_defaults(handler="_live:cmd_worker")
 
 
-def _http_option(p: Any) -> None:
+def _http_option(p: Any, linger: bool = False) -> None:
     p.add_argument("--http", nargs="?", const="", metavar="HOST:PORT",
                    help="serve the live dashboard page too (bare: config dashboard.http, "
                         "127.0.0.1:8080)")
+    if linger:
+        p.add_argument("--linger", action="store_true",
+                       help="with --http: once the session ends, keep serving the page (and "
+                            "an embedded broker's retained state) until Ctrl-C")
 
 
 def _tool_commands(sub: Any) -> None:
@@ -301,7 +305,7 @@ def _session_commands(sub: Any, methods: list[str]) -> None:
     st.add_argument("--pose", type=float, nargs=2, action="append", metavar=("ARM", "PEND"),
                     help="release pose in degrees (repeat to cycle through several)")
     st.add_argument("--name", help="free text shown with the session")
-    _http_option(st)
+    _http_option(st, linger=True)
     st.set_defaults(handler="_live:cmd_session_start")
     for verb, handler, text in (("resume", "_live:cmd_session_resume", "continue a session"),
                                 ("stop", "_catalog:cmd_session_stop",
@@ -312,7 +316,7 @@ def _session_commands(sub: Any, methods: list[str]) -> None:
         p.add_argument("session", nargs="?", help="session id (default: the latest)")
         p.set_defaults(handler=handler)
         if verb == "resume":
-            _http_option(p)
+            _http_option(p, linger=True)
         if verb == "status":
             p.add_argument("--json", action="store_true")
             p.add_argument("--all", action="store_true", help="every session")

@@ -393,3 +393,30 @@ def test_a_page_of_another_origin_can_neither_connect_nor_command_the_rig(browse
             evil.shutdown()
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_page_that_never_reached_its_broker_says_so_and_names_the_url(browser, tmp_path,
+                                                                       wait_until):
+    # the banner said "broker connection lost since ..." though the page never connected,
+    # and named no url: a user could not tell a wrong address from a broker that went away
+    from .test_server import free_port
+
+    closed = free_port()  # nothing listens there
+    env = dict(os.environ, HILRIG_DASHBOARD__WS_URL=f"ws://127.0.0.1:{closed}/")
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "dashboard", "--http",
+                             f"127.0.0.1:{free_port()}"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        url = re.search(r"http://\S+/", proc.stdout.readline())
+        assert url
+        page = browser.new_page()
+        page.goto(url.group(0))
+        banner = page.locator("#banner-broker")
+        banner.wait_for(state="visible", timeout=20_000)
+        text = banner.inner_text()
+        assert f"cannot reach the broker at ws://127.0.0.1:{closed}/" in text, text
+        assert "lost" not in text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

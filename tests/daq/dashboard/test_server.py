@@ -321,3 +321,50 @@ def test_idle_connections_cannot_take_the_descriptors_captures_need(tmp_path):
         sid = cat.latest_session().session_id
         caps = cat.captures(sid)
         assert len(caps) == 10 and {c.status for c in caps} == {"done"}
+
+
+@pytest.mark.timeout(240)
+def test_session_start_linger_keeps_the_page_after_the_session_until_ctrl_c(tmp_path,
+                                                                           wait_until):
+    # the page and the embedded broker's retained state ended with the session: a laptop
+    # user came back to "connection refused"
+    import signal
+    import threading
+    import uuid
+
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+               HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{free_port()}",  # no broker: embedded
+               HILRIG_MQTT__RIG_ID=f"linger-{uuid.uuid4().hex[:6]}")
+    http = f"127.0.0.1:{free_port()}"
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "session", "start", "--sim",
+                             "--captures", "1", "--unpaced", "--http", http, "--linger"],
+                            env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout or []), daemon=True).start()
+    try:
+        wait_until(lambda: any("stay until Ctrl-C" in ln for ln in lines), 180,
+                   "the session's end")
+        said = next(ln for ln in lines if "stay until Ctrl-C" in ln)
+        assert "is done" in said, lines
+        time.sleep(1.0)
+        assert proc.poll() is None  # still serving
+        assert _get(f"http://{http}/")[0] == 200
+        assert _get(f"http://{http}/config.json")[0] == 200
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    text = "".join(lines)
+    assert "Traceback" not in text and "continues it" not in text, text  # not "interrupted"
+
+
+def test_linger_without_the_page_is_one_line(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "hilrig", "session", "start", "--sim",
+                          "--captures", "1", "--linger"], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60,
+                         env=dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "a")))
+    assert run.returncode == 2 and "--linger" in run.stderr and "--http" in run.stderr
+    assert not (tmp_path / "a").exists()  # no session made

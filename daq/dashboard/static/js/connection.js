@@ -83,7 +83,7 @@ export function createConnection({ store, url, protocol, credentials, onMessage,
     options.password = credentials.password;
   }
 
-  store.setBroker("connecting", version);
+  store.setBroker("connecting", version, url);
   const client = mqtt.connect(url, options);
 
   client.on("connect", () => {

@@ -48,7 +48,12 @@ export function createStatus({ store }) {
     const banner = $("banner-broker");
     const lost = (b.state === "offline" || b.state === "reconnecting") && body.dataset.login !== "required";
     banner.hidden = !lost;
-    if (lost) banner.textContent = `broker connection lost since ${clock(b.since)}: retrying; the page fills again when it is back`;
+    if (lost && !b.connectedOnce) {
+      banner.textContent = `cannot reach the broker at ${b.url || "(no url)"} (trying since ${clock(b.since)}): ` +
+        "is the hilrig service, or the broker it uses, running? Retrying; the page fills when it answers";
+    } else if (lost) {
+      banner.textContent = `broker connection at ${b.url || "(no url)"} lost since ${clock(b.since)}: retrying; the page fills again when it is back`;
+    }
   }
 
   function renderService() {

@@ -15,7 +15,9 @@ export function createStore() {
 
   const state = {
     config: null,
-    broker: { state: "connecting", since: new Date(), protocol: null },
+    // url: where the page tries; connectedOnce: whether it ever got there (the banner says
+    // "cannot reach" before that, "lost" after)
+    broker: { state: "connecting", since: new Date(), protocol: null, url: null, connectedOnce: false },
     status: null, // { payload, receivedAt, retained }
     offline: null, // { since: Date, before: bool } while the service's last will stands
     sessions: new Map(), // session_id -> payload
@@ -49,9 +51,14 @@ export function createStore() {
 
   // --- broker and service -------------------------------------------------------------
 
-  function setBroker(brokerState, protocol = state.broker.protocol) {
-    if (brokerState === state.broker.state && protocol === state.broker.protocol) return;
-    state.broker = { state: brokerState, since: new Date(), protocol };
+  function setBroker(brokerState, protocol = state.broker.protocol, url = state.broker.url) {
+    const b = state.broker;
+    if (brokerState === b.state && protocol === b.protocol && url === b.url) return;
+    // "since" is when this state began: reconnect attempts while down do not reset it
+    const down = (x) => x === "offline" || x === "reconnecting" || x === "connecting";
+    const since = down(brokerState) && down(b.state) ? b.since : new Date();
+    state.broker = { state: brokerState, since, protocol, url,
+                     connectedOnce: b.connectedOnce || brokerState === "connected" };
     emit("broker");
   }
 
