@@ -63,8 +63,11 @@ def summary_text(result: IdentificationResult) -> str:
             lines.append(f"not identifiable from a free decay: {', '.join(hidden)} "
                          "(its note in --json, or result.rig, says what would separate it)")
     lines.append(f"goodness of fit (seed 000 eq. 53): {format_fit(result.fit_percent)}")
+    compiled = float(result.diagnostics.get("compile_seconds") or 0.0)
     lines.append(f"compute {result.compute_seconds:.2f} s, normalised (eq. 54) "
-                 f"{result.normalized_compute_time:.3g}")
+                 f"{result.normalized_compute_time:.3g}"
+                 + (f"; and {compiled:.1f} s compiling the estimator once after the install "
+                    "(not in the compute time)" if compiled >= 0.05 else ""))
     lines.extend(f"warning: {w}" for w in _warnings(result))
     return "\n".join(lines)
 

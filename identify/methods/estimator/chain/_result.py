@@ -169,7 +169,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
                    progress: Progress | None = None) -> IdentificationResult:
     """Identify a single or n-link rig's standard parameters and joint friction."""
     # once after an install, out of process and outside the compute time
-    ensure_compiled("chain", progress and (lambda f, msg: progress(0.05 * f, msg)))
+    compile_s = ensure_compiled("chain", progress and (lambda f, msg: progress(0.05 * f, msg)))
     t0 = time.perf_counter()
     fit, tried, skipped = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
                            progress=progress)
@@ -201,6 +201,8 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
         "warnings": [warning] if warning else [],
         "meaning": {name: meaning(name) for name in fit.problem.parameter_names()},
         "cramer_rao": _cramer_rao(fit),
+        # once after an install: the kernels compiled ahead, not in compute_seconds
+        "compile_seconds": round(compile_s, 2),
     }
     if rig.friction == "auto":
         diagnostics["friction_laws_offered"] = list(LAW_TERMS)
