@@ -147,10 +147,11 @@ async def test_a_missing_port_is_a_clear_error(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(150)
-async def test_sixty_seconds_at_10khz_reach_the_ring_without_a_lost_sample():
+async def test_twenty_seconds_at_10khz_reach_the_ring_without_a_lost_sample():
+    # paced as the rig streams; an hour of it is bench/bench_serial.py --paced-seconds 3600
     cfg = EmulatorConfig(seed=1)
-    n = 60 * RATE
-    ring = RingBuffer.from_seconds(70.0, RATE)
+    n = 20 * RATE
+    ring = RingBuffer.from_seconds(30.0, RATE)
     async with FirmwareEmulator(cfg) as emu:
         async with SerialBridge(emu.port) as bridge:
             t0 = time.monotonic()
@@ -174,7 +175,7 @@ async def test_sixty_seconds_at_10khz_reach_the_ring_without_a_lost_sample():
     assert all(stats.errors[k] == 0 for k in DECODER_ERRORS), stats.errors
     assert stats.reconnects == 0 and stats.flags_seen == 0
     assert stats.device is not None and stats.device.samples_dropped == 0
-    assert 58 < elapsed < 75  # paced: the device's clock, not the host's appetite
+    assert 19 < elapsed < 30  # paced: the device's clock, not the host's appetite
     assert blocks < n / 50  # frames are aggregated (about 10 ms per block)
     idx, counts = ring.window(0, n)
     np.testing.assert_array_equal(idx, np.arange(n))
@@ -531,19 +532,25 @@ async def _stream(cfg: EmulatorConfig, seconds: float) -> tuple[list[SampleBlock
 def _offset(host: dict[int, np.ndarray], span: range, intact: dict[int, np.ndarray]) -> int:
     """host index - device index of a session's samples in `span` of the host stream.
 
-    Anchored where the signal changes fastest (a stretch held still matches anywhere),
-    then checked on every sample of the span that both sides have.
+    Anchored where the signal changes fastest between neighbouring samples (a stretch
+    held still matches anywhere; a jump across lost samples is no change of the signal),
+    and of every offset the anchor allows, the one that matches the most samples of the
+    span: an anchor that happens to recur elsewhere in the record picks no wrong one.
     """
     have = [i for i in span if i in host]
     rows = np.array([host[i] for i in have], np.int64)
-    pos = int(np.argmax(np.abs(np.diff(rows, axis=0)).sum(axis=1))) if len(rows) > 1 else 0
+    change = np.abs(np.diff(rows, axis=0)).sum(axis=1) if len(rows) > 1 else np.zeros(1)
+    neighbours = np.diff(np.array(have)) == 1 if len(have) > 1 else np.ones(1, bool)
+    pos = int(np.argmax(np.where(neighbours, change, -1)))
     pos = min(pos, max(len(have) - 20, 0))
     anchor = have[pos:pos + 20]
-    for device in sorted(intact):
-        offset = anchor[0] - device
-        if all(np.array_equal(host[i], intact.get(i - offset)) for i in anchor):
-            return offset
-    raise AssertionError("the session's samples are not in the host stream")
+    offsets = [anchor[0] - device for device in sorted(intact)
+               if all(np.array_equal(host[i], intact.get(i - anchor[0] + device))
+                      for i in anchor)]
+    if not offsets:
+        raise AssertionError("the session's samples are not in the host stream")
+    return max(offsets, key=lambda off: sum(np.array_equal(host[i], intact.get(i - off))
+                                            for i in have))
 
 
 @pytest.mark.fault(injected="serial: corrupt and dropped bytes, a stall, a vanished port, "
