@@ -10,25 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from hilrig.identify import IdentificationResult
+from hilrig.identify.results import require_pandas
 
 from ..config import load_settings
 from ..storage import (
     CATALOG_NAME,
     Catalog,
     CatalogError,
-    capture_record,
-    result_record,
+    capture_records,
+    result_records,
 )
 
 __all__ = ["CatalogFrames", "catalog"]
-
-
-def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError("a DataFrame needs pandas: pip install 'hilrig[notebook]'") from None
-    return pandas
 
 
 @dataclass(frozen=True)
@@ -53,17 +46,11 @@ class CatalogFrames:
         import warnings
 
         with self._open() as cat:
-            ids = {c.capture_id: (c.seq, c.session_id) for c in cat.captures(session)}
-            records = []
-            for row in cat.results(session_id=session, capture_id=capture, method=method):
-                try:
-                    res: IdentificationResult = row.result()
-                except CatalogError as exc:
-                    warnings.warn(f"{exc}; left out", stacklevel=2)
-                    continue
-                seq, sid = ids.get(row.capture_id, (None, None))
-                records.append(result_record(row, res, seq=seq, session_id=sid))
-        frame = _pandas().DataFrame.from_records(records)
+            listed = result_records(cat, lambda exc: warnings.warn(f"{exc}; left out",
+                                                                   stacklevel=3),
+                                    session_id=session, capture_id=capture, method=method)
+        records = [rec for _, rec in listed]
+        frame = require_pandas().DataFrame.from_records(records)
         return frame.set_index("result_id") if records else frame
 
     def result(self, result_id: int) -> IdentificationResult:
@@ -76,12 +63,8 @@ class CatalogFrames:
         lost samples, duration, how it ended, its file, its number of results and its
         timing figures."""
         with self._open() as cat:
-            n: dict[str, int] = {}
-            for r in cat.results(session_id=session):
-                n[r.capture_id] = n.get(r.capture_id, 0) + 1
-            records = [capture_record(c, n.get(c.capture_id, 0))
-                       for c in cat.captures(session, status=status)]
-        frame = _pandas().DataFrame.from_records(records)
+            records = capture_records(cat, session, status=status)
+        frame = require_pandas().DataFrame.from_records(records)
         return frame.set_index("capture_id") if records else frame
 
 

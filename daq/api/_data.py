@@ -130,11 +130,8 @@ def from_arrays(angles: np.ndarray, *, t: np.ndarray | None = None,
         times = np.asarray(t, dtype=np.float64)
         if times.shape != (a.shape[0],):
             raise ValueError(f"from_arrays: t has shape {times.shape}, angles {a.shape}")
-        step = float(np.median(np.diff(times))) if times.size > 1 else 0.0
-        if not step > 0:
-            raise ValueError("from_arrays: sample times t must increase")
-        rate = 1.0 / step
-        index = np.rint((times - times[0]) * rate).astype(np.int64)
+        grid = Record.from_times(times, a)  # the sample grid, its gaps as index jumps
+        rate, index = grid.rate_hz, grid.sample_index
     else:
         assert rate_hz is not None
         rate, index = float(rate_hz), np.arange(a.shape[0], dtype=np.int64)

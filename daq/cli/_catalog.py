@@ -24,7 +24,9 @@ from ..storage import (
     ResultRow,
     SessionRow,
     capture_record,
+    capture_records,
     result_record,
+    result_records,
 )
 from ._usage import UsageError, settings_of
 
@@ -150,11 +152,7 @@ def cmd_captures_list(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
         if args.session is not None:
             cat.session(args.session)  # an unknown session is a one-line error
-        caps = cat.captures(args.session, status=args.status)
-        n: dict[str, int] = {}
-        for r in cat.results(session_id=args.session):
-            n[r.capture_id] = n.get(r.capture_id, 0) + 1
-        records = [capture_record(c, n.get(c.capture_id, 0)) for c in caps]
+        records = capture_records(cat, args.session, status=args.status)
     if not records:
         _nothing_matched("captures", {"session": args.session, "status": args.status})
     columns = ["capture_id", "session_id", "seq", "status", "duration_s", "samples",
@@ -179,6 +177,10 @@ def cmd_captures_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _left_out(exc: CatalogError) -> None:
+    print(f"hilrig: warning: {exc}; left out", file=sys.stderr)
+
+
 def _readable(rows: list[ResultRow]) -> list[tuple[ResultRow, IdentificationResult]]:
     """Each row with its result; one that no longer reads is said on stderr and left out."""
     out = []
@@ -186,24 +188,21 @@ def _readable(rows: list[ResultRow]) -> list[tuple[ResultRow, IdentificationResu
         try:
             out.append((r, r.result()))
         except CatalogError as exc:
-            print(f"hilrig: warning: {exc}; left out", file=sys.stderr)
+            _left_out(exc)
     return out
 
 
 def cmd_results_list(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
-        rows = cat.results(session_id=args.session, capture_id=args.capture, method=args.method)
-        ids = {c.capture_id: (c.seq, c.session_id) for c in cat.captures(args.session)}
         if args.session is not None:
             cat.session(args.session)
-        readable = _readable(rows)
-        kinds = [res for _, res in readable]
-        records = [result_record(r, res, seq=ids.get(r.capture_id, (None, None))[0],
-                                 session_id=ids.get(r.capture_id, (None, None))[1])
-                   for r, res in readable]
+        listed = result_records(cat, _left_out, session_id=args.session,
+                                capture_id=args.capture, method=args.method)
+        kinds = [res for res, _ in listed]
+        records = [rec for _, rec in listed]
     # the table shows each kind's key parameters (a chain rig's torques, the Furuta rig's
     # coefficients), CSV every parameter of every kind listed
-    if not rows:
+    if not listed:
         _nothing_matched("results", {"session": args.session, "capture": args.capture,
                                      "method": args.method})
     key = list(dict.fromkeys(n for res in kinds for n in res.key_parameters()))

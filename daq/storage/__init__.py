@@ -69,7 +69,9 @@ if TYPE_CHECKING:
     from ._records import (
         CAPTURE_FIELDS,
         capture_record,
+        capture_records,
         result_record,
+        result_records,
     )
 
 _EXPORTS = {
@@ -108,13 +110,14 @@ _EXPORTS = {
         "OUTBOX_NAME", "Outbox", "OutboxRow",
     ),
     "._records": (
-        "CAPTURE_FIELDS", "capture_record", "result_record",
+        "CAPTURE_FIELDS", "capture_record", "capture_records", "result_record",
+        "result_records",
     ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "CAPTURE_FIELDS", "capture_record", "result_record",
+    "CAPTURE_FIELDS", "capture_record", "capture_records", "result_record", "result_records",
     "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "CSV_HEAD_BYTES", "CSV_MAX_BYTES",
     "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES", "FORMAT_NAME",
     "FORMAT_VERSION",

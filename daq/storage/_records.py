@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hilrig.identify import PARAM_NAMES, IdentificationResult
 
-from ._catalog import CaptureRow, ResultRow
+from ._catalog import CaptureRow, Catalog, CatalogError, ResultRow
 
-__all__ = ["CAPTURE_FIELDS", "capture_record", "result_record"]
+__all__ = ["CAPTURE_FIELDS", "capture_record", "capture_records", "result_record",
+           "result_records"]
 
 #: a capture's own columns, before its result count and its summary's figures
 CAPTURE_FIELDS = ("capture_id", "session_id", "seq", "status", "samples", "lost_samples",
@@ -50,3 +52,32 @@ def result_record(r: ResultRow, res: IdentificationResult, *, seq: int | None = 
         rec[f"rig.{name}_ci95_lo"] = None if p.ci95 is None else p.ci95[0]
         rec[f"rig.{name}_ci95_hi"] = None if p.ci95 is None else p.ci95[1]
     return rec
+
+
+def capture_records(cat: Catalog, session_id: str | None = None,
+                    status: str | None = None) -> list[dict[str, Any]]:
+    """capture_record of each capture the filters select, with its number of results."""
+    n: dict[str, int] = {}
+    for r in cat.results(session_id=session_id):
+        n[r.capture_id] = n.get(r.capture_id, 0) + 1
+    return [capture_record(c, n.get(c.capture_id, 0))
+            for c in cat.captures(session_id, status=status)]
+
+
+def result_records(cat: Catalog, unreadable: Callable[[CatalogError], None], *,
+                   session_id: str | None = None, capture_id: str | None = None,
+                   method: str | None = None
+                   ) -> list[tuple[IdentificationResult, dict[str, Any]]]:
+    """Each result the filters select with its result_record (its capture's sequence and
+    session filled in); one that no longer reads is told to `unreadable` and left out."""
+    ids = {c.capture_id: (c.seq, c.session_id) for c in cat.captures(session_id)}
+    out = []
+    for row in cat.results(session_id=session_id, capture_id=capture_id, method=method):
+        try:
+            res = row.result()
+        except CatalogError as exc:
+            unreadable(exc)
+            continue
+        seq, sid = ids.get(row.capture_id, (None, None))
+        out.append((res, result_record(row, res, seq=seq, session_id=sid)))
+    return out

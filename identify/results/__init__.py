@@ -4,7 +4,7 @@ Above identify.signal and identify.model, below the methods.
 """
 
 from ._checks import NON_NEGATIVE, result_problems
-from ._frames import ESTIMATE_COLUMNS, estimate_rows
+from ._frames import ESTIMATE_COLUMNS, estimate_rows, require_pandas
 from ._metrics import fit_percent, format_fit, normalized_compute_time
 from ._response import RESPONSE_POINTS, Response, response_of
 from ._result import RESULT_SCHEMA, IdentificationResult, ParameterEstimate
@@ -14,4 +14,5 @@ __all__ = [
     "RESULT_SCHEMA", "IdentificationResult", "ParameterEstimate", "fit_percent", "format_fit",
     "normalized_compute_time", "RESPONSE_POINTS", "Response", "response_of", "NON_NEGATIVE",
     "result_problems", "ESTIMATE_COLUMNS", "estimate_rows", "summary_line", "summary_text",
+    "require_pandas",
 ]

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._result import IdentificationResult
 
-__all__ = ["ESTIMATE_COLUMNS", "estimate_rows", "parameters_frame", "response_frame"]
+__all__ = ["ESTIMATE_COLUMNS", "estimate_rows", "parameters_frame", "require_pandas",
+           "response_frame"]
 
 #: the columns of parameters_frame, in order
 ESTIMATE_COLUMNS = ("group", "value", "ci95_lo", "ci95_hi", "identifiable", "assumed", "note")
 
 
-def _pandas() -> Any:
+def require_pandas() -> Any:
     try:
         import pandas
     except ImportError:
@@ -42,7 +43,7 @@ def estimate_rows(result: IdentificationResult) -> dict[str, dict[str, Any]]:
 def parameters_frame(result: IdentificationResult) -> Any:
     """One row per estimate (index: its name), columns ESTIMATE_COLUMNS; NaN where the
     data cannot tell."""
-    pd = _pandas()
+    pd = require_pandas()
     frame = pd.DataFrame.from_dict(estimate_rows(result), orient="index",
                                    columns=list(ESTIMATE_COLUMNS))
     frame.index.name = "name"
@@ -53,7 +54,7 @@ def response_frame(result: IdentificationResult) -> Any:
     """The measured and simulated angles (rad) per joint at t_s (s): columns
     `measured.<joint>` and `simulated.<joint>`, NaN rows between separately simulated
     spans. Empty for a method that simulates nothing."""
-    pd = _pandas()
+    pd = require_pandas()
     r = result.response
     if r is None:
         return pd.DataFrame(index=pd.Index([], name="t_s", dtype=float))
