@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -108,3 +109,19 @@ def pytest_terminal_summary(terminalreporter):
     for injected, expected, outcome, nodeid in _FAULTS:
         tr.write_line(f"{outcome.upper():7} injected: {injected}")
         tr.write_line(f"        expected: {expected}  [{nodeid.split('::')[-1]}]")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 20 MB tmpfs of its own, mounted for the test (a real full disk: SQLite, HDF5 and
+    the OS report it each their own way)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)],
+                          capture_output=True, text=True, timeout=30)
+    if done.returncode != 0:
+        pytest.fail(f"this test mounts a small tmpfs (as root, as CI runs): {done.stderr}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)

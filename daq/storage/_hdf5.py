@@ -80,21 +80,32 @@ def write_capture_h5(path: str | os.PathLike[str], capture: Capture, *,
     final = Path(path)
     check_suffix(final, H5_SUFFIXES)
     with atomic_target(final, overwrite) as tmp:
-        with h5py.File(tmp, "x") as f:
-            f.attrs["format"] = FORMAT_NAME
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["capture_id"] = capture.capture_id
-            f.attrs["sample_rate_hz"] = capture.sample_rate_hz
-            f.attrs["counts_per_rev"] = np.array(capture.counts_per_rev, dtype=np.int64)
-            f.attrs["software_version"] = capture.software_version
-            f.attrs["created_utc"] = capture.created_utc
-            f.attrs["rig_json"] = capture.rig.model_dump_json()
-            f.attrs["source_json"] = capture.source.model_dump_json()
-            f.attrs["trigger_json"] = capture.trigger.model_dump_json()
-            if capture.kind is not None:  # optional: a file without it is of the Furuta rig
-                f.attrs["rig_kind_json"] = capture.kind.model_dump_json()
-            _write_data(f, capture)
+        image = _file_image(final.name, capture)
+        with open(tmp, "xb") as out:
+            out.write(image)
     return final
+
+
+def _file_image(name: str, capture: Capture) -> bytes:
+    # The file is built in memory and only its bytes go to disk: HDF5 2.0 can crash the
+    # process when it closes a file whose write failed (a full disk), where a plain write
+    # raises OSError(ENOSPC) and leaves nothing to close.
+    with h5py.File(name, "w", driver="core", backing_store=False) as f:
+        f.attrs["format"] = FORMAT_NAME
+        f.attrs["format_version"] = FORMAT_VERSION
+        f.attrs["capture_id"] = capture.capture_id
+        f.attrs["sample_rate_hz"] = capture.sample_rate_hz
+        f.attrs["counts_per_rev"] = np.array(capture.counts_per_rev, dtype=np.int64)
+        f.attrs["software_version"] = capture.software_version
+        f.attrs["created_utc"] = capture.created_utc
+        f.attrs["rig_json"] = capture.rig.model_dump_json()
+        f.attrs["source_json"] = capture.source.model_dump_json()
+        f.attrs["trigger_json"] = capture.trigger.model_dump_json()
+        if capture.kind is not None:  # optional: a file without it is of the Furuta rig
+            f.attrs["rig_kind_json"] = capture.kind.model_dump_json()
+        _write_data(f, capture)
+        f.flush()
+        return bytes(f.id.get_file_image())
 
 
 def _write_data(f: h5py.File, capture: Capture) -> None:

@@ -80,22 +80,6 @@ def test_a_full_disk_during_a_capture_write_holds_that_capture_until_there_is_ro
     assert list(tmp_path.rglob("*.partial-*")) == []  # nothing half-written left behind
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 20 MB tmpfs of its own, mounted for the test (a real full disk: SQLite, HDF5 and
-    the OS report it each their own way)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)],
-                          capture_output=True, text=True, timeout=30)
-    if done.returncode != 0:
-        pytest.fail(f"this test mounts a small tmpfs (as root, as CI runs): {done.stderr}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
-
-
 @pytest.mark.fault(injected="storage: the archive's disk (a 20 MB tmpfs, min_free_mb = 0) "
                             "fills during an 8-capture session, then is freed",
                    expected="the session suspends with the reason and the event, holds the "
@@ -140,13 +124,16 @@ def test_a_disk_that_fills_mid_session_suspends_it_and_space_returning_resumes_i
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stdout or []), daemon=True).start()
     try:
-        wait_until(lambda: any("suspended: disk: full" in line for line in lines), 120,
-                   "the session to suspend on the full disk")
+        try:
+            wait_until(lambda: any("suspended: disk: full" in line for line in lines), 120,
+                       "the session to suspend on the full disk")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {''.join(lines)[-6000:]}") from None
         time.sleep(3.0)  # suspended: nothing more is released, and nothing ends it
         asked = sum("release from" in line for line in lines)
         time.sleep(3.0)
         assert sum("release from" in line for line in lines) == asked
-        assert proc.poll() is None
+        assert proc.poll() is None, "".join(lines)[-12000:]
         filler.unlink()  # the lab frees space
         assert proc.wait(timeout=240) == 0, "".join(lines)[-3000:]
     finally:

@@ -239,7 +239,8 @@ def test_refuses_to_overwrite_unless_asked(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["c.h5"]
 
 
-@pytest.mark.fault(injected="storage: a crash in the middle of a capture write",
+@pytest.mark.fault(injected="storage: a crash while the capture file is built, and one "
+                            "halfway through writing its bytes",
                    expected="no file under the final name, no partial left")
 @pytest.mark.parametrize("exc_type", [RuntimeError, KeyboardInterrupt])
 def test_crash_mid_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -250,13 +251,40 @@ def test_crash_mid_write_leaves_nothing(tmp_path: Path, monkeypatch: pytest.Monk
     def second_dataset_fails(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
         if seen:
             raise exc_type("disk on fire")
-        seen.append(os.listdir(tmp_path))  # the partial file exists at this point
+        seen.append(os.listdir(tmp_path))
         return real(self, name, *args, **kwargs)
 
-    monkeypatch.setattr(h5py.Group, "create_dataset", second_dataset_fails)
+    with monkeypatch.context() as m:
+        m.setattr(h5py.Group, "create_dataset", second_dataset_fails)
+        with pytest.raises(exc_type, match="disk on fire"):
+            write_capture_h5(tmp_path / "c.h5", make_capture())
+    assert seen == [[]]  # the file is built in memory: nothing on disk yet
+    assert os.listdir(tmp_path) == []
+
+    import builtins
+
+    import hilrig.daq.storage._hdf5 as hdf5
+
+    class HalfWritten:
+        def __init__(self, path: Path) -> None:
+            self.file = builtins.open(path, "xb")
+
+        def __enter__(self) -> HalfWritten:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.file.close()
+
+        def write(self, data: bytes) -> int:
+            self.file.write(data[: len(data) // 2])
+            self.file.flush()
+            seen.append(os.listdir(tmp_path))
+            raise exc_type("disk on fire")
+
+    monkeypatch.setattr(hdf5, "open", lambda path, mode: HalfWritten(path), raising=False)
     with pytest.raises(exc_type, match="disk on fire"):
         write_capture_h5(tmp_path / "c.h5", make_capture())
-    assert len(seen[0]) == 1 and seen[0][0].startswith(".c.h5.partial-")
+    assert len(seen[1]) == 1 and seen[1][0].startswith(".c.h5.partial-")  # it was there
     assert os.listdir(tmp_path) == []
 
 
@@ -792,3 +820,52 @@ def test_a_capture_naming_data_in_another_file_is_refused(tmp_path):
                               ("virtual.h5", virtual, "keeps its data in other files")):
         with pytest.raises(CaptureFileError, match=why):
             read_capture(_h5_variant(tmp_path, name, change))
+
+
+# writes a 200,000-sample capture onto the nearly full disk given, leaving 0 to 152 kB
+# free: every write either lands whole or fails with ENOSPC, in a process of its own so
+# that a crash of the HDF5 library shows as its exit status
+_FULL_DISK_WRITES = """
+import errno, os, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from test_capture_file import make_capture
+from hilrig.daq.storage import read_capture, write_capture_h5
+root, cap = Path(sys.argv[1]), make_capture(n=200_000)
+landed = refused = 0
+for k in range(20):
+    filler = root / "filler"
+    filler.unlink(missing_ok=True)
+    free = os.statvfs(root).f_bavail * os.statvfs(root).f_frsize
+    with open(filler, "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, max(free - k * 8 * 1024, 4096))
+    try:
+        path = write_capture_h5(root / "c.h5", cap)
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC, exc
+        refused += 1
+    else:
+        assert read_capture(path).counts.shape == (200_000, 2)
+        path.unlink()
+        landed += 1
+    assert sorted(p.name for p in root.iterdir()) == ["filler"], list(root.iterdir())
+print(landed, refused)
+"""
+
+
+@pytest.mark.fault(injected="storage: a capture written onto a real full disk (a 20 MB tmpfs "
+                            "left with 0 to 152 kB free, 20 times)",
+                   expected="each write lands whole or raises OSError(ENOSPC); no partial "
+                            "file, and the process lives (HDF5 2.0 crashed closing a file "
+                            "whose write failed)")
+def test_a_full_disk_refuses_a_capture_with_enospc_and_the_process_lives(
+        small_disk: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FULL_DISK_WRITES, str(small_disk),
+                           str(Path(__file__).parent)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    landed, refused = map(int, done.stdout.split())
+    assert refused >= 10 and landed >= 1, done.stdout  # both outcomes were exercised
