@@ -256,7 +256,11 @@ def _refined(fit: ShootingFit) -> ShootingFit:
     w = old.n_rig + len(old.friction_names)
     with np.errstate(invalid="ignore"):  # widths that all but vanished
         lost = np.sqrt(np.abs(np.diag(fine.cov)[:w])) < 1e-3 * np.sqrt(np.abs(np.diag(fit.cov)[:w]))
-    if not (np.all(np.isfinite(fine.cov)) and not lost.any() and np.all(np.isfinite(fine.z))
+    # an extra term the motion no longer feels has an infinite variance by design (finish)
+    keep = np.ones(fine.cov.shape[0], dtype=bool)
+    keep[old.n_global - len(old.extras):old.n_global] = False
+    cov = fine.cov[np.ix_(keep, keep)]
+    if not (np.all(np.isfinite(cov)) and not lost.any() and np.all(np.isfinite(fine.z))
             and fine.bic <= fit.bic):
         return fit
     return fine
