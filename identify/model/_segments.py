@@ -47,4 +47,8 @@ def simulate_jobs_into(rigs: np.ndarray, frs: np.ndarray, x0s: np.ndarray,
         s = job_segment[j]
         sched = substeps[seg_first[s]:seg_first[s] + seg_len[s]]
         sim = simulate_scheduled(rigs[j], frs[j], x0s[j], seg_t0[s], seg_t0[s], h, sched)
-        out[out_offset[j]:out_offset[j] + seg_len[s]] = sim
+        # element by element: a slice assignment from an array compiles numba's shape
+        # mismatch message (string formatting), seconds of the first run after an install
+        for k in range(seg_len[s]):
+            out[out_offset[j] + k, 0] = sim[k, 0]
+            out[out_offset[j] + k, 1] = sim[k, 1]

@@ -160,8 +160,11 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
     ss = np.empty((4, m))
     for k in range(n_out):
         out[k, 0], out[k, 1] = x[0], x[1]
-        d_out[k, 0, :] = sens[0]
-        d_out[k, 1, :] = sens[1]
+        # element by element: a slice assignment from an array compiles numba's shape
+        # mismatch message (string formatting), 1.6 of this kernel's 5 s of compiling
+        for col in range(m):
+            d_out[k, 0, col] = sens[0, col]
+            d_out[k, 1, col] = sens[1, col]
         if k + 1 == n_out:
             break
         ns = substeps[k]

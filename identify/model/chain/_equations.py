@@ -107,8 +107,8 @@ def chain_acceleration(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: flo
     """q'' = M(q)^-1 tau(q, q') into `out`."""
     n = q.shape[0]
     x = np.empty(2 * n)
-    x[:n] = q
-    x[n:] = qd
+    for i in range(n):  # element by element (chain_segments_into says why)
+        x[i], x[n + i] = q[i], qd[i]
     chain_acceleration_into(kappa, mu, nu, g, fr, x, out, np.empty((n, n)), np.empty(n))
 
 
@@ -168,7 +168,10 @@ def chain_segments_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: fl
     x = np.empty(2 * n)
     for s in range(lo, hi):
         row = first_row[s]
-        x[:] = x0[s]
+        # element by element: a slice assignment from an array compiles numba's shape
+        # mismatch message (string formatting), 1.6-2 s of the first run after an install
+        for i in range(2 * n):
+            x[i] = x0[s, i]
         for j in range(lengths[s]):
             finite = True
             for i in range(2 * n):

@@ -199,7 +199,10 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
     wst = (0.0, 0.5, 0.5, 1.0)
     for seg in range(lo, hi):
         row = first_row[seg]
-        x[:] = x0[seg]
+        # element by element: a slice assignment from an array compiles numba's shape
+        # mismatch message (string formatting), 1.6-2 s of the first run after an install
+        for i in range(x.shape[0]):
+            x[i] = x0[seg, i]
         s_mat[:, :] = 0.0
         for i in range(nx):
             s_mat[i, n_z + i] = 1.0
