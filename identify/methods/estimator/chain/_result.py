@@ -173,7 +173,6 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
     t0 = time.perf_counter()
     fit, tried, skipped = fit_chain(record, rig, segment_s=segment_s, exclude=exclude,
                            progress=progress)
-    elapsed = time.perf_counter() - t0
     whole, per_segment, response = segment_fits(fit, rig.joint_names)
     if not np.all(np.isfinite(whole)):
         # every law started from a rig whose simulation diverges (seed 002's regression on
@@ -206,10 +205,11 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
     }
     if rig.friction == "auto":
         diagnostics["friction_laws_offered"] = list(LAW_TERMS)
+    physical = _physical(fit, parameters, scale) if scale else {}
+    elapsed = time.perf_counter() - t0  # the estimator's whole work, the fit's scoring too
     return IdentificationResult(
         method=ESTIMATOR, rig_kind=rig.kind, capture_id=record.capture_id,
-        parameters=parameters,
-        rig=_physical(fit, parameters, scale) if scale else {},
+        parameters=parameters, rig=physical,
         fit_percent={name: float(x) for name, x in zip(rig.joint_names, whole, strict=True)},
         compute_seconds=elapsed,
         normalized_compute_time=normalized_compute_time(elapsed, record.duration_s,
