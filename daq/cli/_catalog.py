@@ -14,17 +14,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hilrig.identify import PARAM_NAMES, IdentificationResult
+from hilrig.identify import PARAM_NAMES
 
 from ..config import Settings
 from ..storage import (
     CAPTURE_FIELDS,
     Catalog,
     CatalogError,
-    ResultRow,
     SessionRow,
     capture_record,
     capture_records,
+    readable_results,
     result_record,
     result_records,
 )
@@ -169,7 +169,7 @@ def cmd_captures_show(args: argparse.Namespace) -> int:
         c = cat.capture(args.capture_id)
         results = cat.results(capture_id=c.capture_id)
         errors = cat.errors(capture_id=c.capture_id)
-    readable = _readable(results)
+    readable = readable_results(results, _left_out)
     rec = {**capture_record(c, len(results)), "pose_deg": c.pose, "summary": c.summary,
            "results": [result_record(r, res, session_id=c.session_id) for r, res in readable],
            "errors": [e.message for e in errors]}
@@ -179,17 +179,6 @@ def cmd_captures_show(args: argparse.Namespace) -> int:
 
 def _left_out(exc: CatalogError) -> None:
     print(f"hilrig: warning: {exc}; left out", file=sys.stderr)
-
-
-def _readable(rows: list[ResultRow]) -> list[tuple[ResultRow, IdentificationResult]]:
-    """Each row with its result; one that no longer reads is said on stderr and left out."""
-    out = []
-    for r in rows:
-        try:
-            out.append((r, r.result()))
-        except CatalogError as exc:
-            _left_out(exc)
-    return out
 
 
 def cmd_results_list(args: argparse.Namespace) -> int:

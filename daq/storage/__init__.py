@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         CAPTURE_FIELDS,
         capture_record,
         capture_records,
+        readable_results,
         result_record,
         result_records,
     )
@@ -110,14 +111,15 @@ _EXPORTS = {
         "OUTBOX_NAME", "Outbox", "OutboxRow",
     ),
     "._records": (
-        "CAPTURE_FIELDS", "capture_record", "capture_records", "result_record",
-        "result_records",
+        "CAPTURE_FIELDS", "capture_record", "capture_records", "readable_results",
+        "result_record", "result_records",
     ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "CAPTURE_FIELDS", "capture_record", "capture_records", "result_record", "result_records",
+    "CAPTURE_FIELDS", "capture_record", "capture_records", "readable_results", "result_record",
+    "result_records",
     "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "CSV_HEAD_BYTES", "CSV_MAX_BYTES",
     "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES", "FORMAT_NAME",
     "FORMAT_VERSION",

@@ -10,8 +10,8 @@ from hilrig.identify import PARAM_NAMES, IdentificationResult
 
 from ._catalog import CaptureRow, Catalog, CatalogError, ResultRow
 
-__all__ = ["CAPTURE_FIELDS", "capture_record", "capture_records", "result_record",
-           "result_records"]
+__all__ = ["CAPTURE_FIELDS", "capture_record", "capture_records", "readable_results",
+           "result_record", "result_records"]
 
 #: a capture's own columns, before its result count and its summary's figures
 CAPTURE_FIELDS = ("capture_id", "session_id", "seq", "status", "samples", "lost_samples",
@@ -71,13 +71,22 @@ def result_records(cat: Catalog, unreadable: Callable[[CatalogError], None], *,
     """Each result the filters select with its result_record (its capture's sequence and
     session filled in); one that no longer reads is told to `unreadable` and left out."""
     ids = {c.capture_id: (c.seq, c.session_id) for c in cat.captures(session_id)}
+    rows = cat.results(session_id=session_id, capture_id=capture_id, method=method)
     out = []
-    for row in cat.results(session_id=session_id, capture_id=capture_id, method=method):
-        try:
-            res = row.result()
-        except CatalogError as exc:
-            unreadable(exc)
-            continue
+    for row, res in readable_results(rows, unreadable):
         seq, sid = ids.get(row.capture_id, (None, None))
         out.append((res, result_record(row, res, seq=seq, session_id=sid)))
+    return out
+
+
+def readable_results(rows: list[ResultRow], unreadable: Callable[[CatalogError], None]
+                     ) -> list[tuple[ResultRow, IdentificationResult]]:
+    """Each row with its result; one that no longer reads is told to `unreadable` and
+    left out."""
+    out = []
+    for row in rows:
+        try:
+            out.append((row, row.result()))
+        except CatalogError as exc:
+            unreadable(exc)
     return out

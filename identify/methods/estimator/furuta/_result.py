@@ -134,10 +134,12 @@ def _extra_rig_estimates(extras: dict[str, dict[str, Any]]) -> dict[str, Paramet
     for name, e in extras.items():
         what = f"{e['unit']}; {_EXTRA_NOTES[name]}, a term the diagnostics chose"
         ci = (e["ci95"][0], e["ci95"][1])
-        out[name] = ParameterEstimate(value=e["value"], ci95=ci, identifiable=True, note=what) \
-            if e["identifiable"] else \
-            ParameterEstimate(value=None, ci95=ci, identifiable=False, assumed=e["value"],
-                              note=f"{what}; {e['note']}")
+        if e["identifiable"]:
+            out[name] = ParameterEstimate(value=e["value"], ci95=ci, identifiable=True,
+                                          note=what)
+        else:
+            out[name] = ParameterEstimate(value=None, ci95=ci, identifiable=False,
+                                          assumed=e["value"], note=f"{what}; {e['note']}")
     return out
 
 
