@@ -29,7 +29,7 @@ from ._events import (
     TriggerArmed,
 )
 from ._link import LinkWatch, error_counts, grown, summary_line
-from ._rig_kinds import ChainKind, FurutaKind, RigKind, identify_capture, kind_of, to_record
+from ._rig_kinds import ChainKind, FurutaKind, RigKind, kind_of, to_record
 from ._ring import RingBuffer
 from ._telemetry import TelemetryDecimator
 from ._trigger import (
@@ -43,7 +43,7 @@ from ._trigger import (
 )
 
 __all__ = [
-    "ChainKind", "FurutaKind", "RigKind", "identify_capture", "kind_of", "to_record",
+    "ChainKind", "FurutaKind", "RigKind", "kind_of", "to_record",
     "MAX_ANGLE_RAD", "MAX_RATE_HZ", "MIN_RATE_HZ", "AcquisitionEngine", "Armed", "BlockSeen",
     "Capture", "CaptureAborted", "CaptureProgress", "CaptureStarted", "CaptureTaken",
     "EngineEvent", "FreeDecayTrigger", "LinkChanged", "LinkWatch", "RingBuffer", "Settled",

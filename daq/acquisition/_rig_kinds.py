@@ -1,12 +1,14 @@
-"""How a rig kind sits on the bridge's channels, and how its captures are identified.
+"""How a rig kind sits on the bridge's channels, and what its captures become for
+identification.
 
 One class per rig kind: the Furuta rig (channel 0 the arm, 1 the pendulum, its angles
-identified by any of identify's methods) and a chain of links (single, nlink:N: the
-channels, zeros and joint angles of `[rig]`, identified by the recommended estimator's
-chain kind). The engine, a capture's identification and the CLI ask a capture's kind
-(`kind_of`) what they need; a new rig kind is a new entry in `_KINDS`, not a branch.
-The capture knows which rig its channels came from (Capture.kind, recorded in its file),
-so a session, a worker and `reidentify` all identify it the same way.
+taken by any of identify's methods) and a chain of links (single, nlink:N: the channels,
+zeros and joint angles of `[rig]`, taken by the recommended estimator's chain kind). The
+engine, the runtime's identification and the CLI ask a capture's kind (`kind_of`) what
+they need; a new rig kind is a new entry in `_KINDS`, not a branch. The capture knows
+which rig its channels came from (Capture.kind, recorded in its file), so a session, a
+worker and `reidentify` all identify it the same way. Acquisition identifies nothing:
+that is the runtime's (runtime.identification.identify_capture).
 """
 
 from __future__ import annotations
@@ -18,22 +20,12 @@ from typing import Protocol
 
 import numpy as np
 
-from hilrig.identify import (
-    DEFAULT_METHOD,
-    METHOD_NAMES,
-    ChainRig,
-    IdentificationResult,
-    Progress,
-    Record,
-    identify,
-    identify_chain,
-    rig_family,
-)
+from hilrig.identify import DEFAULT_METHOD, METHOD_NAMES, ChainRig, Record, rig_family
 
 from ..config import RigKindConfig
-from ._capture import Capture, capture_resolution, to_measurement
+from ._capture import Capture, capture_resolution
 
-__all__ = ["ChainKind", "FurutaKind", "RigKind", "identify_capture", "kind_of", "to_record"]
+__all__ = ["ChainKind", "FurutaKind", "RigKind", "kind_of", "to_record"]
 
 
 class RigKind(Protocol):
@@ -60,17 +52,6 @@ class RigKind(Protocol):
         before the kind existed)."""
         ...
 
-    def identify(self, capture: Capture, method: str,
-                 progress: Progress | None = None) -> IdentificationResult:
-        """The capture identified by `method`, one of `methods`."""
-        ...
-
-
-def _check_method(kind: RigKind, method: str) -> None:
-    if method not in kind.methods:
-        raise ValueError(f"method {method} is for the Furuta rig; a {kind.name} rig is "
-                         f"identified by {', '.join(kind.methods)}")
-
 
 @dataclass(frozen=True)
 class FurutaKind:
@@ -80,10 +61,6 @@ class FurutaKind:
     family: str = "furuta"
     methods: tuple[str, ...] = METHOD_NAMES
     recorded: RigKindConfig | None = None
-
-    def identify(self, capture: Capture, method: str,
-                 progress: Progress | None = None) -> IdentificationResult:
-        return identify(to_measurement(capture), method=method, progress=progress)
 
 
 @dataclass(frozen=True)
@@ -124,12 +101,6 @@ class ChainKind:
                       rate_hz=capture.sample_rate_hz, resolution_rad=capture_resolution(capture),
                       capture_id=capture.capture_id)
 
-    def identify(self, capture: Capture, method: str,
-                 progress: Progress | None = None) -> IdentificationResult:
-        _check_method(self, method)
-        result = identify_chain(self.record(capture), self.rig, progress=progress)
-        return result.model_copy(update={"capture_id": capture.capture_id})
-
 
 #: the kind for each of the estimator's rig kinds, made from the [rig] kind table
 _KINDS: Mapping[str, Callable[[RigKindConfig], RigKind]] = {
@@ -152,8 +123,3 @@ def to_record(capture: Capture) -> tuple[Record, ChainRig]:
         raise ValueError("the capture is of the Furuta rig: use to_measurement")
     return kind.record(capture), kind.rig
 
-
-def identify_capture(capture: Capture, method: str,
-                     progress: Progress | None = None) -> IdentificationResult:
-    """Identify `capture` by `method`, as its rig kind says."""
-    return kind_of(capture.kind).identify(capture, method, progress)

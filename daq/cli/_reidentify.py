@@ -13,10 +13,16 @@ from pathlib import Path
 
 from hilrig.identify import IdentificationResult
 
-from ..acquisition import identify_capture
 from ..config import Settings
 from ..mqtt import Courier, Topics, parse_mqtt_url, probe_broker
-from ..runtime import ArchiveError, CatalogArchive, Reidentified, Reidentifier, result_line
+from ..runtime import (
+    ArchiveError,
+    CatalogArchive,
+    Reidentified,
+    Reidentifier,
+    identify_capture,
+    result_line,
+)
 from ..storage import Catalog, Outbox, read_capture
 from ._catalog import open_catalog
 from ._progress import ProgressBar
@@ -67,7 +73,7 @@ async def _reidentify(settings: Settings, cat: Catalog, capture_id: str, method:
         outbox.close()
 
 
-async def _identify_here(path: Path, method: str) -> IdentificationResult:
+async def _identify_here(capture_id: str, path: Path, method: str) -> IdentificationResult:
     """In a thread of this process, so the courier's connection stays served meanwhile."""
     bar = ProgressBar(f"identify {method}")
     try:

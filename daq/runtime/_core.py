@@ -1,8 +1,9 @@
 """What every run is made of, and what it does with the engine's events, whatever drives it.
 
 A run has an acquisition engine on its source, a publication feeding the courier, an
-identification process (its own or shared) and a finisher, offloading to the workers
-when configured. The core tells the terminal, publishes the rig's state and each
+identification executor (this machine's identification process, its own or shared, or
+the workers when offload is configured, with that process to fall back on) and a
+finisher. The core tells the terminal, publishes the rig's state and each
 capture's lifecycle documents (start, progress about once a second, stop), forwards
 telemetry, and hands each capture to the finisher. A policy (a plain run, a session)
 decides the rest: when to arm, when to release, when to stop.
@@ -32,9 +33,8 @@ from ..acquisition import (
 from ..config import Settings
 from ..mqtt import CommandRefused, Courier, Request
 from ._finisher import CaptureFinisher, CaptureOutcome, Ledger
-from ._offload import JobOffload
-from ._pool import IdentificationPool
 from ._publication import Publication
+from .identification import IdentificationExecutor, LocalExecutor, WorkerExecutor
 
 __all__ = ["RunCore"]
 
@@ -47,6 +47,7 @@ class RunCore:
     fields to its record (a session: its number, acquisition statistics); `ids` the ids
     its documents carry; `armed`: whether the trigger watches for a release at once.
     Without a courier nothing is published. `pool`: an identification process to share.
+    `executor` is where captures are identified: `pool`, or the workers.
     """
 
     def __init__(self, settings: Settings, source: Source, courier: Courier | None,
@@ -54,7 +55,7 @@ class RunCore:
                  capture_path: Callable[[str], Path],
                  extras: Callable[[Capture], dict[str, Any]] | None = None,
                  ids: Callable[[str | None], dict[str, Any]] | None = None,
-                 armed: bool = True, pool: IdentificationPool | None = None,
+                 armed: bool = True, pool: LocalExecutor | None = None,
                  on_status: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.engine = AcquisitionEngine(
             source, rig=settings.rig, trigger=settings.trigger, ring_s=settings.ring.seconds,
@@ -62,16 +63,15 @@ class RunCore:
             armed=armed, kind=settings.rig_kind)
         self.publication = Publication(courier, source, ids=ids)
         self.owns_pool = pool is None
-        self.pool = pool or IdentificationPool()
-        offload = None
+        self.pool = pool or LocalExecutor()
+        self.executor: IdentificationExecutor = self.pool
         if settings.identify.offload and courier is not None:
             ident = settings.identify
-            offload = JobOffload(courier, self.publication, ident.job_timeout_s, say,
-                                 ident.worker_wait_s if ident.local_fallback else None)
+            self.executor = WorkerExecutor(
+                courier, self.publication, ident.job_timeout_s, say, fallback=self.pool,
+                worker_wait_s=ident.worker_wait_s if ident.local_fallback else None)
         self.finisher = CaptureFinisher(self.publication, ledger, methods=methods,
-                                        pool=self.pool, say=say, offload=offload)
-        if offload is not None:
-            offload.finisher = self.finisher
+                                        executor=self.executor, say=say)
         self.say = say
         # the rig's state for a live status line: recording (capture, seconds, samples), idle
         self.on_status = on_status or (lambda status: None)
@@ -100,12 +100,12 @@ class RunCore:
         """
         async with self.publication:
             self.publication.status("idle")
-            self.pool.start()
+            self.executor.start()
             try:
                 yield
             finally:
-                if self.finisher.offload is not None:
-                    self.finisher.offload.close()
+                if self.executor is not self.pool:
+                    self.executor.shutdown()
                 if self.owns_pool:
                     self.pool.shutdown()
 

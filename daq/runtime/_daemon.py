@@ -12,6 +12,7 @@ keeps it running (deploy/hilrig.service).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -23,11 +24,10 @@ from ..config import Settings
 from ..mqtt import CommandRefused, CommandRouter, Courier, Request, SessionStartRequest
 from ..storage import Catalog
 from ._plan import PlanError, SessionPlan, parse_plan
-from ._pool import IdentificationPool
 from ._publication import Publication
-from ._reidentify import CatalogArchive, Reidentifier
 from ._releasers import ReleaseUnavailable, releaser_for
 from ._session import SessionRun, new_session_id
+from .identification import CatalogArchive, LocalExecutor, Reidentifier, identified
 
 __all__ = ["RigDaemon"]
 
@@ -44,9 +44,10 @@ class RigDaemon:
         self.router, self.catalog, self.say = router, catalog, say
         self.session: SessionRun | None = None
         self.publication = Publication(courier, source)
-        self.pool = IdentificationPool()
+        self.pool = LocalExecutor()
         self.reidentifier = Reidentifier(
-            CatalogArchive(catalog, Path(settings.storage.directory)), self.pool.identify,
+            CatalogArchive(catalog, Path(settings.storage.directory)),
+            functools.partial(identified, self.pool),
             publish=self.publication.result, say=say)
         self._session_task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()

@@ -1,8 +1,9 @@
 """Finishing a capture beside acquisition: write its file, identify it, keep and publish results.
 
 Each capture the engine hands out is finished in a task of its own: the file is
-written in a thread, identification runs in the identification process (or, offloaded,
-on the workers), so the stream is never stalled, and whatever fails is reported, never
+written in a thread, identification runs on the run's identification executor (this
+machine's identification process or, offloaded, the workers), so the stream is never
+stalled, and whatever fails is reported, never
 raised into acquisition. What a run keeps of its captures (a plain run: a report; a
 session: the catalog) is its `Ledger`.
 
@@ -20,16 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from hilrig.identify import IdentificationResult, format_fit, result_problems
+from hilrig.identify import IdentificationResult, result_problems
 
 from ..acquisition import Capture
 from ..config import one_line
 from ..storage import disk_full, write_capture_h5
-from ._pool import IdentificationPool
 from ._publication import Publication
 from ._space_wait import SpaceWait, Step
+from .identification import IdentificationExecutor, IdentifyTask, TaskOutcome, result_line
 
-__all__ = ["CaptureFinisher", "CaptureOutcome", "Ledger", "RunReport", "result_line"]
+__all__ = ["CaptureFinisher", "CaptureOutcome", "Ledger", "RunReport"]
 
 log = logging.getLogger("hilrig.service")
 
@@ -47,6 +48,7 @@ class CaptureOutcome:
     file_written: bool = False
     recorded: bool = False
     computed: dict[str, IdentificationResult] = field(default_factory=dict)
+    keys: dict[str, str | None] = field(default_factory=dict)  # a result's key, if it has one
     kept: set[str] = field(default_factory=set)
 
 
@@ -82,35 +84,17 @@ class Ledger(Protocol):
         """The file could not be written or a method failed (`outcome.error` says)."""
 
 
-def result_line(result: IdentificationResult) -> str:
-    """One terminal line: the fit and the key parameters (Coulomb, viscous...)."""
-    p = result.parameters
-
-    def show(name: str) -> str:
-        value = p[name].value
-        return f"{name}=n/i" if value is None else f"{name}={value:.4g}"
-
-    return (f"result {result.capture_id} {result.method}: fit {format_fit(result.fit_percent)}, "
-            + ", ".join(show(n) for n in result.key_parameters())
-            + f" ({result.compute_seconds:.2f} s)")
-
-
 class CaptureFinisher:
-    """Writes, identifies, keeps and publishes each capture in a task beside acquisition.
-
-    With `offload` (a JobOffload) a written capture goes to the workers instead of the
-    local identification process, and their results come back through `worker_result`.
-    """
+    """Writes, identifies (on `executor`), keeps and publishes each capture in a task
+    beside acquisition."""
 
     def __init__(self, publication: Publication, ledger: Ledger, *, methods: list[str],
-                 pool: IdentificationPool, say: Callable[[str], None],
-                 offload: Any = None) -> None:
+                 executor: IdentificationExecutor, say: Callable[[str], None]) -> None:
         self.publication = publication
         self.ledger = ledger
         self.methods = list(methods)
-        self.pool = pool
+        self.executor = executor
         self.say = say
-        self.offload = offload
         self.space = SpaceWait(say)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -150,16 +134,11 @@ class CaptureFinisher:
     async def wait(self) -> None:
         """Until every capture handed over is finished (offloaded ones answered too, or
         taken back and identified here; held ones kept once there is room)."""
-        while True:
-            while self._tasks:
-                await asyncio.gather(*self._tasks)
-            if self.offload is not None:
-                await self.offload.wait()
-            if not self._tasks:
-                return
+        while self._tasks:
+            await asyncio.gather(*self._tasks)
 
-    def identify_here(self, outcome: CaptureOutcome, methods: list[str]) -> None:
-        """Identify an offloaded capture here after all (no worker took it)."""
+    def identify_archived(self, outcome: CaptureOutcome, methods: list[str]) -> None:
+        """Start identifying a capture already archived (an earlier run's) with `methods`."""
         self._start(lambda: self.identify(outcome, methods), outcome)
 
     async def _finish(self, capture: Capture, outcome: CaptureOutcome) -> None:
@@ -185,60 +164,61 @@ class CaptureFinisher:
             outcome.recorded = True
             self.publication.capture(capture.capture_id,
                                      {**summary, "document": "stop", "exit_status": "success"})
-        if self.offload is not None:
-            self.offload.send(outcome, self.methods)
-        else:
-            await self.identify(outcome)
+        await self.identify(outcome)
 
     async def identify(self, outcome: CaptureOutcome, methods: list[str] | None = None) -> None:
-        """Identify a written capture with each method; every result is kept and published
-        (a result computed before a full disk held it is kept, not computed again)."""
-        for method in methods if methods is not None else self.methods:
-            if method in outcome.kept:
-                continue
-            result = outcome.computed.get(method)
-            if result is None:
-                try:
-                    result = await self.pool.identify(outcome.path, method)
-                except Exception as exc:  # noqa: BLE001
-                    self._failed(outcome, f"{outcome.path}: identification ({method}) "
-                                 f"failed: {exc}", "identify.failed")
-                    return
-                problems = result_problems(result)
-                if problems:  # stored, it could not be read back; published, it would mislead
-                    self._failed(outcome, f"{outcome.path}: identification ({method}) gave a "
-                                 f"result unfit to keep: {'; '.join(problems)}",
-                                 "identify.failed")
-                    return
-                outcome.computed[method] = result
-                self.say(result_line(result))
-            self._keep(outcome, result)
+        """Identify a written capture with each method, all submitted at once (offloaded:
+        one job); every result is kept and published as it comes (a result computed before
+        a full disk held it is kept, not computed again)."""
+        wanted = [m for m in (methods if methods is not None else self.methods)
+                  if m not in outcome.kept]
+        asked = {m: self.executor.submit(IdentifyTask.of_file(outcome.capture_id,
+                                                              outcome.path, m))
+                 for m in wanted if m not in outcome.computed}
+        try:
+            for method in wanted:
+                if method not in outcome.computed:
+                    try:
+                        done = await asked[method]
+                    except Exception as exc:  # noqa: BLE001 - the backend failed: told as the fit's
+                        done = TaskOutcome(capture_id=outcome.capture_id, method=method,
+                                           error=one_line(str(exc) or type(exc).__name__))
+                    if not self._computed(outcome, method, done):
+                        return
+                self._keep(outcome, outcome.computed[method])
+        finally:
+            for future in asked.values():
+                future.cancel()  # a failure (or a full disk) ends the capture's other tasks
         self.ledger.identified(outcome)
 
-    def _keep(self, outcome: CaptureOutcome, result: IdentificationResult,
-              key: str | None = None) -> None:
+    def _computed(self, outcome: CaptureOutcome, method: str, done: TaskOutcome) -> bool:
+        """A task's outcome noted on the capture (said, then kept); False: the capture failed."""
+        result = done.result
+        if result is None:
+            self._failed(outcome, f"{outcome.path}: identification ({method}) failed: "
+                         f"{done.error}", "identify.failed")
+            return False
+        problems = result_problems(result)
+        if problems:  # stored, it could not be read back; published, it would mislead
+            self._failed(outcome, f"{outcome.path}: identification ({method}) gave a result "
+                         f"unfit to keep: {'; '.join(problems)}", "identify.failed")
+            return False
+        outcome.computed[method] = result
+        outcome.keys[method] = done.key
+        self.say(result_line(result) + (" (worker)" if done.worker else ""))
+        return True
+
+    def _keep(self, outcome: CaptureOutcome, result: IdentificationResult) -> None:
         """A result into the ledger (may raise on a full disk), then out to be published.
 
         Kept by a key (a worker's job's, or this result's own), so that keeping it again
         after a full disk stopped it halfway finds the row already added."""
-        key = key or f"local/{outcome.capture_id}/{result.method}/{result.created_utc}"
+        key = (outcome.keys.get(result.method)
+               or f"local/{outcome.capture_id}/{result.method}/{result.created_utc}")
         queued = self.ledger.result_ready(outcome, result, key)
         outcome.kept.add(result.method)
         outcome.result = result
         self.publication.result(outcome.capture_id, result, queued=queued)
-
-    def worker_result(self, outcome: CaptureOutcome, result: IdentificationResult, key: str,
-                      last: bool) -> None:
-        """A worker's result for an offloaded capture: kept, then published as the rig's."""
-        self.say(result_line(result) + " (worker)")
-
-        async def keep() -> None:
-            if result.method not in outcome.kept:
-                self._keep(outcome, result, key)
-            if last:
-                self.ledger.identified(outcome)
-
-        self._start(keep, outcome)
 
     def _failed(self, outcome: CaptureOutcome, error: str, code: str,
                 stop: dict[str, Any] | None = None) -> None:

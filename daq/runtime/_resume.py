@@ -43,7 +43,7 @@ async def finish_earlier_run(s: SessionRun) -> None:
         _recover_recording(s, row)
     _publish_unqueued_results(s)
     for row in s.catalog.captures(s.session_id, status="captured"):
-        await _identify_archived(s, row)
+        _identify_archived(s, row)
     s.tell_progress()
 
 
@@ -91,7 +91,7 @@ def _publish_unqueued_results(s: SessionRun) -> None:
                              queued=functools.partial(s.catalog.mark_result_queued, row.result_id))
 
 
-async def _identify_archived(s: SessionRun, row: CaptureRow) -> None:
+def _identify_archived(s: SessionRun, row: CaptureRow) -> None:
     """An archived capture: its stop document (again), then what it still lacks."""
     outcome = CaptureOutcome(row.capture_id, Path(row.path or ""), row.summary or {})
     s.register_capture(row.capture_id, row.seq or 0)
@@ -99,11 +99,9 @@ async def _identify_archived(s: SessionRun, row: CaptureRow) -> None:
                                            "exit_status": "success"})
     have = {r.method for r in s.catalog.results(capture_id=row.capture_id)}
     missing = [m for m in s.plan.methods if m not in have]
-    if missing and s.finisher.offload is not None:
-        s.finisher.offload.send(outcome, missing)
-    elif missing:
+    if missing:
         s.say(f"capture {row.capture_id}: archived but not identified; identifying "
               f"({', '.join(missing)})")
-        await s.finisher.identify(outcome, missing)
+        s.finisher.identify_archived(outcome, missing)
     else:
         s.identified(outcome)

@@ -9,6 +9,7 @@ it as a session's are (no session, numbered within the run), so `captures list`,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,13 @@ from ..storage import Catalog, plain_capture_path
 from ._core import RunCore
 from ._finisher import CaptureOutcome, RunReport
 from ._ledger import CatalogLedger
-from ._pool import IdentificationPool
-from ._reidentify import CatalogArchive, DirectoryArchive, Reidentifier
+from .identification import (
+    CatalogArchive,
+    DirectoryArchive,
+    LocalExecutor,
+    Reidentifier,
+    identified,
+)
 
 __all__ = ["PlainRun"]
 
@@ -40,7 +46,7 @@ class PlainRun:
     def __init__(self, settings: Settings, source: Source, courier: Courier | None, *,
                  captures: int | None = None, method: str | None = None,
                  say: Callable[[str], None] | None = None,
-                 pool: IdentificationPool | None = None, catalog: Catalog | None = None,
+                 pool: LocalExecutor | None = None, catalog: Catalog | None = None,
                  on_status: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.settings = settings
         self.source = source
@@ -56,7 +62,7 @@ class PlainRun:
         self.ledger = CatalogLedger(catalog) if catalog is not None else None
         archive = (CatalogArchive(catalog, self.directory) if catalog is not None
                    else DirectoryArchive(self.directory))
-        self.reidentifier = Reidentifier(archive, self.core.pool.identify,
+        self.reidentifier = Reidentifier(archive, functools.partial(identified, self.core.pool),
                                          publish=self.core.publication.result, say=self.say)
         self._taken = 0
 

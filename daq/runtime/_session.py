@@ -16,6 +16,7 @@ request) do not. The archive's layout is in storage/_archive.py.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import secrets
@@ -49,15 +50,14 @@ from ._core import RunCore
 from ._finisher import CaptureOutcome
 from ._ledger import CatalogLedger
 from ._plan import SessionPlan
-from ._pool import IdentificationPool
 from ._records import CaptureRecords, prune_retained
-from ._reidentify import CatalogArchive, Reidentifier
 from ._releasers import Releaser
 from ._resume import finish_earlier_run
 from ._session_commands import SessionCommands
 from ._session_progress import session_progress
 from ._statistics import capture_statistics, rss_mb
 from ._suspenders import SuspenderWatch
+from .identification import CatalogArchive, LocalExecutor, Reidentifier, identified
 
 __all__ = ["ATTEMPTED", "SessionRun", "new_session_id"]
 
@@ -83,7 +83,7 @@ class SessionRun:
                  plan: SessionPlan, catalog: Catalog, session_id: str, releaser: Releaser,
                  say: Callable[[str], None] | None = None,
                  on_progress: Callable[[dict[str, Any]], None] | None = None,
-                 pool: IdentificationPool | None = None,
+                 pool: LocalExecutor | None = None,
                  on_status: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.settings, self.source, self.plan = settings, source, plan
         self.catalog, self.session_id, self.releaser = catalog, session_id, releaser
@@ -100,7 +100,8 @@ class SessionRun:
         self.engine, self.publication = self.core.engine, self.core.publication
         self.finisher = self.core.finisher
         self.reidentifier = Reidentifier(
-            CatalogArchive(catalog, Path(settings.storage.directory)), self.core.pool.identify,
+            CatalogArchive(catalog, Path(settings.storage.directory)),
+            functools.partial(identified, self.core.pool),
             publish=self.publication.result, say=self.say)
         self.conditions = SessionConditions(
             self.engine, source, plan, self.folder, settings.trigger.still_band_counts,

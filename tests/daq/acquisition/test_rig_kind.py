@@ -9,8 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from hilrig.daq.acquisition import ChainKind, FurutaKind, identify_capture, kind_of, to_record
+from hilrig.daq.acquisition import ChainKind, FurutaKind, kind_of, to_record
 from hilrig.daq.config import ConfigError, RigKindConfig, load_settings
+from hilrig.daq.runtime import identify_capture
 from hilrig.daq.storage import read_capture, write_capture_h5
 
 from ..storage.test_capture_file import make_capture

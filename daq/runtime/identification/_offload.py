@@ -1,5 +1,10 @@
 """Offloaded identification: each capture goes to a ready `hilrig worker`, who answers.
 
+`WorkerExecutor` is the identification executor of a live service with offload on: the
+tasks a capture's methods make in one go become one job, and each task's future
+resolves with the worker's result for its method, or with the fallback executor's
+(this machine's) when no worker takes the job.
+
 Workers say when they are ready (``hilrig-workers/ready/<worker>``, retained); the rig
 sends each job to one of them by name and keeps it until a result per method came back
 (see mqtt/_jobs.py). A job unanswered after `timeout_s` goes to another ready worker,
@@ -19,16 +24,19 @@ the job to another ready worker, or, with none, identifies it here.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from hilrig.identify import IdentificationResult, result_problems
 
-from ..config import first_error, one_line
-from ..mqtt import (
+from ...config import first_error, one_line
+from ...mqtt import (
     WORKERS_READY,
     Courier,
     Job,
@@ -38,10 +46,10 @@ from ..mqtt import (
     check_worker,
     result_from_message,
 )
-from ._finisher import CaptureFinisher, CaptureOutcome
-from ._publication import Publication
+from ._executor import IdentificationExecutor
+from ._task import IdentifyTask, TaskOutcome
 
-__all__ = ["NOTICE_S", "JobOffload"]
+__all__ = ["NOTICE_S", "WorkerExecutor"]
 
 #: a job no worker has taken this long is reported (terminal, events)
 NOTICE_S = 5.0
@@ -49,17 +57,47 @@ NOTICE_S = 5.0
 _MAX_TOLD = 300
 
 
-class JobOffload:
-    """Sends captures to ready workers and hands their results to the finisher."""
+class JobChannel(Protocol):
+    """What the offload publishes through (the run's publication): jobs, events, ids."""
 
-    def __init__(self, courier: Courier, publication: Publication, timeout_s: float,
-                 say: Callable[[str], None], worker_wait_s: float | None = None) -> None:
+    def job(self, msg_id: str, topic: str, payload: bytes) -> None:
+        """A job message to a worker, sent once under `msg_id`."""
+        ...
+
+    def event(self, level: str, code: str, message: str, capture_id: str | None = None
+              ) -> None:
+        ...
+
+    @property
+    def ids(self) -> Callable[[str | None], dict[str, Any]]:
+        """The ids a capture's documents carry (its session's)."""
+        ...
+
+
+@dataclass
+class _Asked:
+    """A capture's job as the executor tracks it: its file and a future per method."""
+
+    capture_id: str
+    path: Path
+    futures: dict[str, asyncio.Future[TaskOutcome]] = field(default_factory=dict)
+
+
+class WorkerExecutor:
+    """Sends captures to ready workers; `fallback` identifies here what no worker takes."""
+
+    ships_files = False  # the job carries the file: tasks name it by path
+
+    def __init__(self, courier: Courier, publication: JobChannel, timeout_s: float,
+                 say: Callable[[str], None], fallback: IdentificationExecutor,
+                 worker_wait_s: float | None = None) -> None:
         self.publication = publication
         self.topics = courier.topics
         self.say = say
+        self.fallback = fallback
         self.jobs = PendingJobs(timeout_s)
         self.worker_wait_s = worker_wait_s  # None: wait for a worker however long
-        self.finisher: CaptureFinisher | None = None  # set by the finisher's owner
+        self._forming: dict[str, _Asked] = {}  # submitted this turn of the loop: one job
         self.ready: dict[str, float] = {}  # worker -> when it last said it was ready
         self.busy: set[str] = set()  # sent a job since it last said so
         self._told_waiting = False
@@ -69,13 +107,41 @@ class JobOffload:
         courier.subscribe(self.topics.job_results, self._on_result)
         courier.subscribe(WORKERS_READY, self._on_ready)
 
-    def send(self, outcome: CaptureOutcome, methods: list[str]) -> None:
-        """Queue a written capture as a job for `methods`; it goes to the next ready worker."""
-        self.jobs.add(outcome.capture_id, methods, time.monotonic(), outcome)
+    def start(self) -> None:
+        self.fallback.start()
+
+    def submit(self, task: IdentifyTask) -> asyncio.Future[TaskOutcome]:
+        """A capture's method as part of its job; the methods submitted in one turn of the
+        event loop go to one worker as one job."""
+        if task.path is None:
+            raise ValueError("a worker job is made from the capture's file: the task names none")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[TaskOutcome] = loop.create_future()
+        asked = self._forming.get(task.capture_id)
+        if asked is None:
+            if not self._forming:
+                loop.call_soon(self._send_formed)
+            asked = self._forming[task.capture_id] = _Asked(task.capture_id, Path(task.path))
+        asked.futures[task.method] = future
+        future.add_done_callback(lambda f: self._withdrawn(task) if f.cancelled() else None)
+        return future
+
+    def _send_formed(self) -> None:
+        formed, self._forming = self._forming, {}
+        for asked in formed.values():
+            methods = sorted(m for m, f in asked.futures.items() if not f.done())
+            if methods:
+                self.jobs.add(asked.capture_id, methods, time.monotonic(), asked)
         self._idle.clear()
         self._dispatch()
         if self._watching is None or self._watching.done():
             self._watching = asyncio.get_running_loop().create_task(self._watch())
+
+    def _withdrawn(self, task: IdentifyTask) -> None:
+        """A task cancelled by its submitter: its method is no longer awaited."""
+        self.jobs.answered(task.capture_id, task.method)
+        if not len(self.jobs):
+            self._idle.set()
 
     def _dispatch(self) -> None:
         """Each waiting job to a ready worker not busy with one of ours, longest idle first,
@@ -97,9 +163,9 @@ class JobOffload:
             self._told_waiting = False
 
     def _publish(self, job: Job, worker: str) -> None:
-        outcome = job.context
+        asked: _Asked = job.context
         payload = JobPayload.from_file(
-            outcome.path, rig_id=self.topics.rig_id, job_id=job.capture_id,
+            asked.path, rig_id=self.topics.rig_id, job_id=job.capture_id,
             capture_id=job.capture_id, methods=sorted(job.methods_left), attempt=job.attempt,
             worker=worker, with_response=True,
             session_id=self.publication.ids(job.capture_id).get("session_id")).to_json()
@@ -134,7 +200,7 @@ class JobOffload:
         except ValueError:
             return
         job = self.jobs.jobs.get(capture_id)
-        if job is None or method not in job.methods_left or self.finisher is None:
+        if job is None or method not in job.methods_left:
             return  # a redelivery of what was kept, or not a job of this service
         if worker not in job.given_to:
             self._refused(job, worker, "it was not given this job")
@@ -149,8 +215,10 @@ class JobOffload:
         job, fresh = self.jobs.answered(capture_id, method)
         if job is None or not fresh:
             return
-        self.finisher.worker_result(job.context, result, f"job/{capture_id}/{method}",
-                                    last=not job.methods_left)
+        future = job.context.futures.get(method)
+        if future is not None and not future.done():
+            future.set_result(TaskOutcome(capture_id=capture_id, method=method, result=result,
+                                          worker=worker, key=f"job/{capture_id}/{method}"))
         if not len(self.jobs):
             self._idle.set()
 
@@ -227,15 +295,20 @@ class JobOffload:
                 self._identify_here(job, f"no worker in {waited:.0f} s")
 
     def _identify_here(self, job: Job, why: str) -> None:
-        """Take a job back and identify its capture here (told on the terminal and as a
-        job.local event)."""
-        if self.finisher is None:
-            return
+        """Take a job back and identify its capture here, on the fallback executor (told on
+        the terminal and as a job.local event)."""
         self.jobs.take_back(job)
         text = f"capture {job.capture_id}: {why}; identifying it here"
         self.say(text)
         self.publication.event("info", "job.local", text, job.capture_id)
-        self.finisher.identify_here(job.context, sorted(job.methods_left))
+        asked: _Asked = job.context
+        for method in sorted(job.methods_left):
+            future = asked.futures[method]
+            if future.done():
+                continue
+            here = self.fallback.submit(IdentifyTask.of_file(job.capture_id, asked.path, method))
+            here.add_done_callback(functools.partial(_pass_on, to=future))
+            future.add_done_callback(functools.partial(_withdraw, here))
         if not len(self.jobs):
             self._idle.set()
 
@@ -243,9 +316,13 @@ class JobOffload:
         """Until every job has all its results."""
         await self._idle.wait()
 
-    def close(self) -> None:
+    def shutdown(self) -> None:
+        """Stop watching; jobs still waiting are cancelled (the fallback is its owner's)."""
         if self._watching is not None:
             self._watching.cancel()
+        for job in list(self.jobs.jobs.values()):
+            for future in job.context.futures.values():
+                future.cancel()
 
     async def _watch(self) -> None:
         """While jobs are pending: a job its worker did not answer goes to another; one no
@@ -263,3 +340,21 @@ class JobOffload:
                 self.busy.discard(worker)
             if late:
                 self._dispatch()
+
+
+def _pass_on(done: asyncio.Future[TaskOutcome], to: asyncio.Future[TaskOutcome]) -> None:
+    """The fallback's outcome (or failure) as the offloaded task's."""
+    if to.done():
+        return
+    if done.cancelled():
+        to.cancel()
+    elif (exc := done.exception()) is not None:
+        to.set_exception(exc)
+    else:
+        to.set_result(done.result())
+
+
+def _withdraw(task: asyncio.Future[TaskOutcome], cancelled: asyncio.Future[TaskOutcome]) -> None:
+    """The offloaded task was cancelled: so is the fallback's."""
+    if cancelled.cancelled():
+        task.cancel()

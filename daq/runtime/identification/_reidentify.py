@@ -15,14 +15,15 @@ from typing import Any, Protocol
 
 from hilrig.identify import IdentificationResult, result_problems
 
-from ..mqtt import CommandRefused, IdentifyRequest
-from ..storage import Catalog, CatalogError, store_result
-from ._finisher import result_line
+from ...mqtt import CommandRefused, IdentifyRequest
+from ...storage import Catalog, CatalogError, store_result
+from ._result_line import result_line
 
 __all__ = ["ArchiveError", "CaptureArchive", "CatalogArchive", "DirectoryArchive",
            "Reidentified", "Reidentifier"]
 
-Identify = Callable[[Path, str], Awaitable[IdentificationResult]]
+#: identify(capture_id, path, method), e.g. functools.partial(identified, executor)
+Identify = Callable[[str, Path, str], Awaitable[IdentificationResult]]
 #: publish(capture_id, result, queued): `queued()`, if given, once it is in the outbox
 Publish = Callable[[str, IdentificationResult, Callable[[], None] | None], None]
 
@@ -109,7 +110,8 @@ class Reidentified:
 
 
 class Reidentifier:
-    """Locate, identify (`identify(path, method)`), keep, then `publish(capture_id, result)`."""
+    """Locate, identify (`identify(capture_id, path, method)`), keep, then
+    `publish(capture_id, result)`."""
 
     def __init__(self, archive: CaptureArchive, identify: Identify,
                  publish: Publish | None = None,
@@ -122,7 +124,7 @@ class Reidentifier:
     async def run(self, capture_id: str, method: str) -> Reidentified:
         """Raises ArchiveError for a capture it cannot read; identification errors as they are."""
         path = self.archive.locate(capture_id)
-        result = await self.identify(path, method)
+        result = await self.identify(capture_id, path, method)
         problems = result_problems(result)
         if problems:  # stored, it could not be read back; published, it would mislead
             raise ArchiveError(f"capture {capture_id}: {method} gave a result unfit to keep: "

@@ -1,6 +1,9 @@
-"""Identification in a process of its own, so a long fit never stalls acquisition.
+"""Identification in processes of this machine, so a long fit never stalls acquisition.
 
-The process reads the capture file exactly as offline `hilrig identify FILE` does.
+Each process reads the capture file exactly as offline `hilrig identify FILE` does.
+Processes are spawned (no inherited event loop or sockets), born ignoring a terminal's
+Ctrl-C (the service decides what one means), and leave when the process that started
+them is gone.
 """
 
 from __future__ import annotations
@@ -12,27 +15,19 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from hilrig.identify import IdentificationResult
+from ._task import IdentifyTask, TaskOutcome, run_task_json
 
-from ..acquisition import identify_capture
-from ..storage import read_capture
-
-__all__ = ["IdentificationPool", "identify_file"]
-
-
-def identify_file(path: str, method: str) -> str:
-    """Identify one capture file; the IdentificationResult as JSON (runs in the pool)."""
-    return identify_capture(read_capture(path), method).to_json()
+__all__ = ["LocalExecutor"]
 
 
 def _warm_up() -> None:
-    """Import what identification needs, so the first capture does not wait for it."""
+    """Nothing to run: the process imported what identification needs (this module's
+    imports) when it unpickled this function, so the first capture does not wait."""
 
 
 def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
@@ -68,34 +63,58 @@ def _sigint_ignored_by_children() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
 
 
-class IdentificationPool:
-    """One identification process (spawned: no inherited event loop or sockets).
+def _settle(loop: asyncio.AbstractEventLoop, done: Future[str],
+            out: asyncio.Future[TaskOutcome]) -> None:
+    """The process's answer into the loop's future (called in the pool's thread)."""
 
-    `start()` starts it, and it imports what identification needs, while the rig is
-    still held (else the first `identify` starts it); `identify` then awaits a result
-    without blocking the event loop.
+    def settle() -> None:
+        if out.done():
+            return
+        if done.cancelled():
+            out.cancel()
+        elif (exc := done.exception()) is not None:
+            out.set_exception(exc)
+        else:
+            out.set_result(TaskOutcome.model_validate_json(done.result()))
+
+    if not loop.is_closed():  # a task cancelled at shutdown, after its loop ended: no one waits
+        loop.call_soon_threadsafe(settle)
+
+
+class LocalExecutor:
+    """`workers` identification processes of this machine (one by default: a live service
+    keeps the other core for acquisition).
+
+    `start()` starts them, and they import what identification needs, while the rig is
+    still held (else the first `submit` starts them).
     """
 
-    def __init__(self) -> None:
+    ships_files = False
+
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = workers
         self._executor: ProcessPoolExecutor | None = None
 
     def start(self) -> None:
         if self._executor is None:
-            # the process is born ignoring Ctrl-C, before it imports anything (an
-            # initializer runs only after the imports, where a Ctrl-C printed a traceback)
+            # born ignoring Ctrl-C, before it imports anything (an initializer runs only
+            # after the imports, where a Ctrl-C printed a traceback)
             with _sigint_ignored_by_children():
                 self._executor = ProcessPoolExecutor(
-                    max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                     initializer=_die_with_parent, initargs=(os.getpid(),))
-                self._executor.submit(_warm_up)
+                for _ in range(self.workers):
+                    self._executor.submit(_warm_up)
 
-    async def identify(self, path: Path | str, method: str) -> IdentificationResult:
-        """Identify a capture file with a method (errors raised as they are)."""
+    def submit(self, task: IdentifyTask) -> asyncio.Future[TaskOutcome]:
         self.start()
         assert self._executor is not None
-        text = await asyncio.get_running_loop().run_in_executor(
-            self._executor, identify_file, str(path), method)
-        return IdentificationResult.model_validate_json(text)
+        loop = asyncio.get_running_loop()
+        out: asyncio.Future[TaskOutcome] = loop.create_future()
+        done = self._executor.submit(run_task_json, task)
+        done.add_done_callback(lambda d: _settle(loop, d, out))
+        out.add_done_callback(lambda o: done.cancel() if o.cancelled() else None)
+        return out
 
     def shutdown(self) -> None:
         executor, self._executor = self._executor, None

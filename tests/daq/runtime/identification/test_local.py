@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hilrig.daq.runtime import _pool
+from hilrig.daq.runtime.identification import LocalExecutor, _local
 
 
 def _ignored(pid: int) -> set[int]:
@@ -19,7 +19,7 @@ def _ignored(pid: int) -> set[int]:
 
 
 def test_the_identification_process_is_born_ignoring_ctrl_c():
-    pool = _pool.IdentificationPool()
+    pool = LocalExecutor()
     pool.start()
     try:
         assert pool._executor is not None
@@ -35,6 +35,6 @@ def test_a_ctrl_c_while_the_process_starts_reaches_the_service_after():
     # that does not block it (a worker thread of an earlier test), and come out as a
     # KeyboardInterrupt wherever the main thread next checks, after this test
     with pytest.raises(KeyboardInterrupt):
-        with _pool._sigint_ignored_by_children():
+        with _local._sigint_ignored_by_children():
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)  # held
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

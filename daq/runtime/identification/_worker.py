@@ -33,8 +33,8 @@ from paho.mqtt.properties import Properties
 
 from hilrig.identify import METHODS, SOFTWARE_VERSION, IdentificationResult
 
-from ..config import MqttConfig
-from ..mqtt import (
+from ...config import MqttConfig
+from ...mqtt import (
     JobPayload,
     MessageBuilder,
     WorkerPayload,
@@ -45,7 +45,8 @@ from ..mqtt import (
     worker_jobs,
     worker_ready,
 )
-from ._pool import IdentificationPool
+from ._local import LocalExecutor
+from ._task import IdentifyTask
 
 __all__ = ["run_worker"]
 
@@ -79,7 +80,7 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
         return made
 
     done = 0
-    pool = IdentificationPool()
+    pool = LocalExecutor()
     pool.start()
     try:
         async with connected(url or cfg.url, make) as (client, version):
@@ -112,7 +113,8 @@ async def run_worker(cfg: MqttConfig, *, url: str | None = None, max_jobs: int |
                             if method not in METHODS:
                                 say(f"job {job.capture_id}: unknown method {method!r}, skipped")
                                 continue
-                            result = await pool.identify(path, method)
+                            result = (await pool.submit(IdentifyTask.of_file(
+                                job.capture_id, path, method))).result_or_raise()
                             await _publish(client, job, result, name)
                             say(f"job {job.capture_id}: {method} done "
                                 f"({result.compute_seconds:.2f} s)")

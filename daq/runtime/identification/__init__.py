@@ -1,0 +1,43 @@
+"""Identification work and where it runs.
+
+- `identify_capture`: a capture identified as its rig kind says;
+- `IdentifyTask`, `TaskOutcome`, `run_task`: one piece of work as it travels, what comes
+  back (a result with its provenance, or the reason it failed);
+- `IdentificationExecutor` (submit, `completed`, cancel through the future) and its
+  backends: `LocalExecutor` (this machine's processes), `WorkerExecutor` (the
+  `hilrig worker` processes over MQTT);
+- `Reidentifier`: an archived capture identified again; `run_worker`: `hilrig worker`.
+
+Nothing here knows a session or a run: they hand it the small parts it needs.
+"""
+
+from ._capture_identify import identify_capture
+from ._executor import IdentificationExecutor, completed, identified
+from ._local import LocalExecutor
+from ._offload import NOTICE_S, WorkerExecutor
+from ._reidentify import (
+    ArchiveError,
+    CaptureArchive,
+    CatalogArchive,
+    DirectoryArchive,
+    Reidentified,
+    Reidentifier,
+)
+from ._result_line import result_line
+from ._task import (
+    IdentificationFailed,
+    IdentifyTask,
+    Provenance,
+    TaskOutcome,
+    run_task,
+    run_task_json,
+)
+from ._worker import run_worker
+
+__all__ = [
+    "NOTICE_S", "ArchiveError", "CaptureArchive", "CatalogArchive", "DirectoryArchive",
+    "IdentificationExecutor", "IdentificationFailed", "IdentifyTask", "LocalExecutor",
+    "Provenance", "Reidentified", "Reidentifier", "TaskOutcome", "WorkerExecutor",
+    "completed", "identified", "identify_capture", "result_line", "run_task",
+    "run_task_json", "run_worker",
+]
