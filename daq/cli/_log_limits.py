@@ -22,7 +22,8 @@ from ..config import one_line
 __all__ = ["LIBRARIES", "LibraryLogLimit", "limit_library_logs"]
 
 #: loggers of the libraries whose repetition is held back
-LIBRARIES = ("amqtt", "asyncio", "websockets", "transitions", "paho", "aiomqtt")
+LIBRARIES = ("amqtt", "asyncio", "websockets", "transitions", "paho", "aiomqtt", "distributed",
+             "tornado")
 
 
 @dataclass

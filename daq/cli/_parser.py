@@ -343,7 +343,24 @@ def _catalog_commands(sub: Any, methods: list[str]) -> None:
     rl.add_argument("--format", **_FORMATS)
     rl.set_defaults(handler="_catalog:cmd_results_list")
 
-    ri = sub.add_parser("reidentify", help="identify an archived capture again (adds a result)")
-    ri.add_argument("capture_id")
-    ri.add_argument("--method", required=True, choices=methods)
+    ri = sub.add_parser(
+        "reidentify", help="identify archived captures again (adds results): one capture, or "
+                           "a campaign over a selection, here or on a Dask cluster",
+        description="One capture: its result printed. Several, or a selection: a campaign, "
+                    "run again by the same command only for what it has not finished "
+                    "(Ctrl-C, then the same command, resumes).")
+    ri.add_argument("capture_ids", nargs="*", metavar="CAPTURE_ID")
+    ri.add_argument("--method", required=True, choices=methods, action="append",
+                    help="the method (repeat for several)")
+    ri.add_argument("--session", help="every capture of this session")
+    ri.add_argument("--all", action="store_true", help="every archived capture")
+    ri.add_argument("--since", help="captures started at or after, ISO 8601 (UTC)")
+    ri.add_argument("--until", help="captures started before, ISO 8601 (UTC)")
+    ri.add_argument("--kind", help="only captures of this rig kind: furuta, single, nlink:N")
+    ri.add_argument("--cluster", help="where a campaign runs: local[:N] (a Dask LocalCluster), "
+                                      "tcp://HOST:PORT (a running scheduler), slurm or pbs "
+                                      "(the [cluster] table); default: this machine's "
+                                      "processes")
+    ri.add_argument("--force", action="store_true",
+                    help="identify again what an earlier run of the campaign finished")
     ri.set_defaults(handler="_reidentify:cmd_reidentify")

@@ -1,6 +1,7 @@
 """`hilrig reidentify CAPTURE_ID --method M`: a cataloged capture identified again here,
 kept in the catalog and published through the outbox (loaded only for this command: it
-needs the identification methods and an MQTT connection)."""
+needs the identification methods and an MQTT connection). Several captures, several
+methods, a selection or a cluster make a campaign (_campaign.py)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,16 @@ __all__ = ["cmd_reidentify"]
 
 def cmd_reidentify(args: argparse.Namespace) -> int:
     settings = settings_of(args)
+    one = (len(args.capture_ids) == 1 and len(args.method) == 1 and not (
+        args.session or args.all or args.since or args.until or args.kind or args.cluster
+        or args.force))
+    if not one:
+        from ._campaign import run_campaign
+
+        return run_campaign(args, settings)
     with open_catalog(settings) as cat:
-        done, published = asyncio.run(_reidentify(settings, cat, args.capture_id, args.method))
+        done, published = asyncio.run(_reidentify(settings, cat, args.capture_ids[0],
+                                                  args.method[0]))
     result = done.result
     print(f"{result_line(result)}; result {done.kept['result_id']} -> {done.kept['path']}")
     topic = Topics(settings.mqtt.rig_id).result(done.capture_id, result.method)

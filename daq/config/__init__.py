@@ -7,6 +7,7 @@ from ._json import MAX_DOCUMENT_NESTING, MAX_NESTING, json_nesting, loads_bounde
 from ._methods import known_method
 from ._rig_kind import RIG_KIND_KEYS, RigKindConfig
 from ._settings import (
+    ClusterConfig,
     ConfigError,
     DashboardConfig,
     IdentifyConfig,
@@ -23,7 +24,8 @@ from ._validation import first_error, one_line, where
 
 __all__ = [
     "RIG_KIND_KEYS", "RigKindConfig",
-    "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ConfigError", "DashboardConfig", "IdentifyConfig",
+    "MAX_DOCUMENT_NESTING", "MAX_NESTING", "ClusterConfig", "ConfigError", "DashboardConfig",
+    "IdentifyConfig",
     "MqttConfig",
     "RingConfig", "Settings", "SimConfig", "StorageConfig", "TriggerConfig", "first_error",
     "json_nesting", "known_method", "load_settings", "loads_bounded", "one_line",

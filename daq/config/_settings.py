@@ -151,6 +151,31 @@ class IdentifyConfig(_Section):
         return known_method(value)
 
 
+class ClusterConfig(_Section):
+    """A batch cluster for campaigns (`--cluster slurm` or `--cluster pbs`), through
+    dask-jobqueue: each job starts one Dask worker process per core, one thread each (a
+    fit is CPU-bound and holds the interpreter)."""
+
+    kind: Literal["slurm", "pbs"] = Field("slurm", description="the cluster's job scheduler")
+    queue: str | None = Field(None, description="partition (SLURM) or queue (PBS)")
+    account: str | None = Field(None, description="the account jobs are charged to")
+    cores: int = Field(1, ge=1, le=1024, description="cores per job")
+    memory: str = Field("4GB", pattern=r"^\d+(\.\d+)?\s*[KMGT]i?B$",
+                        description="memory per job, e.g. 4GB")
+    walltime: str = Field("01:00:00", pattern=r"^(\d+-)?\d{1,3}:\d{2}:\d{2}$",
+                          description="each job's time limit, [D-]HH:MM:SS")
+    jobs: int = Field(4, ge=1, le=10_000, description="how many jobs a campaign asks for")
+    local_directory: str = Field(
+        "$TMPDIR", description="node-local scratch for each worker (its spill files and "
+                               "numba cache)")
+    job_script_prologue: list[str] = Field(
+        default_factory=list, description="shell lines run before each worker starts, e.g. "
+                                          "'module load python/3.11'")
+    shared_storage: bool = Field(
+        False, description="the workers see the archive's files at the same paths; false: "
+                           "each capture's file is shipped with its task")
+
+
 class DashboardConfig(_Section):
     """The live page (`hilrig dashboard`, or --http on run, serve and session start)."""
 
@@ -189,6 +214,7 @@ class Settings(BaseSettings):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     identify: IdentifyConfig = Field(default_factory=IdentifyConfig)
     dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
 
     @model_validator(mode="before")
     @classmethod

@@ -38,6 +38,7 @@ from ._monitor import monitor, topic_filters
 from ._page_gate import PageGate, Role, loopback_host
 from ._payloads import (
     PAYLOADS,
+    CampaignPayload,
     CapturePayload,
     CaptureRecordPayload,
     CommandReply,
@@ -73,7 +74,8 @@ __all__ = [
     "Courier", "EmbeddedBroker", "Envelope", "EventPayload", "IdentifyRequest", "Job",
     "JobPayload", "Message", "MessageBuilder", "PageGate", "PendingJobs", "Publisher",
     "Request", "Role",
-    "ResultPayload", "SessionPayload", "SessionStartRequest", "State", "StatusPayload",
+    "CampaignPayload", "ResultPayload", "SessionPayload", "SessionStartRequest", "State",
+    "StatusPayload",
     "TelemetryPayload", "Topics", "check_level", "client_options", "dump_json", "jsonable",
     "monitor", "parse_mqtt_url", "probe_broker", "resolve_broker", "result_from_message",
     "send_command", "topic_filters", "uses_tls", "connected", "enter_client",

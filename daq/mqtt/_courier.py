@@ -120,6 +120,10 @@ class Courier:
         self._set_latest(*self._builder.session(session_id, progress), group=session_id)
         return True
 
+    def put_campaign(self, campaign_id: str, progress: dict[str, Any]) -> None:
+        """``campaign/<campaign_id>``, retained (latest class): only the newest counts."""
+        self._set_latest(*self._builder.campaign(campaign_id, progress), group=campaign_id)
+
     async def publish_capture(self, capture_id: str, summary: dict[str, Any]) -> bool:
         doc = summary.get("document", "stop")
         msg_id = f"capture/{capture_id}/{doc}" + (

@@ -30,6 +30,7 @@ from hilrig.drivers import SourceInfo
 
 from ..config import MqttConfig
 from ._payloads import (
+    CampaignPayload,
     CapturePayload,
     CaptureRecordPayload,
     EventPayload,
@@ -133,6 +134,12 @@ class MessageBuilder:
         body["software_version"] = body.get("software_version") or self.software_version
         msg = SessionPayload(rig_id=self.rig_id, session_id=session_id, **body)
         return self.topics.session(session_id), msg.to_json()
+
+    def campaign(self, campaign_id: str, progress: dict[str, Any]) -> Message:
+        """``campaign/<campaign_id>`` (retain it)."""
+        body = _body("hilrig.campaign/1", progress, rig_id=self.rig_id, campaign_id=campaign_id)
+        msg = CampaignPayload(rig_id=self.rig_id, campaign_id=campaign_id, **body)
+        return self.topics.campaign(campaign_id), msg.to_json()
 
     def result(self, capture_id: str, method: str,
                result: dict[str, Any] | BaseModel, *, with_response: bool = False,

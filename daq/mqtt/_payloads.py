@@ -140,6 +140,25 @@ class SessionPayload(Envelope):
     prompt: str | None = Field(None, description="what an operator must do now")
 
 
+class CampaignPayload(Envelope):
+    """``campaign/<campaign_id>`` (retained, QoS 1): a re-identification campaign's progress."""
+
+    schema_id: Literal["hilrig.campaign/1"] = Field("hilrig.campaign/1", alias="schema")
+    campaign_id: str
+    state: Literal["running", "done", "interrupted", "failed"]
+    total: int = Field(description="tasks (captures x methods) the campaign selects")
+    finished: int = Field(description="tasks done or failed, earlier runs included")
+    done: int = Field(0, description="tasks this run kept a result of")
+    failed: int = Field(0, description="tasks this run found no result for (each with its "
+                                       "reason in the catalog)")
+    earlier: int = Field(0, description="tasks an earlier run of the same campaign finished")
+    rate_per_min: float = 0.0
+    eta_s: float | None = None
+    methods: list[str] = Field(default_factory=list)
+    cluster: str | None = Field(None, description="where it runs: local:N, a scheduler's "
+                                                  "address, slurm, pbs")
+
+
 class ResultSummary(BaseModel):
     """A result as a capture record holds it: what a dashboard's table and trend need."""
 
@@ -245,4 +264,5 @@ PAYLOADS: dict[str, type[BaseModel]] = {
     "hilrig.reply/1": CommandReply,
     "hilrig.capture_record/1": CaptureRecordPayload,
     "hilrig.overlay/1": OverlayPayload,
+    "hilrig.campaign/1": CampaignPayload,
 }

@@ -64,6 +64,10 @@ class Topics:
     def session(self, session_id: str) -> str:
         return f"{self.prefix}/session/{check_level('session_id', session_id)}"
 
+    def campaign(self, campaign_id: str) -> str:
+        """A re-identification campaign's progress (retained)."""
+        return f"{self.prefix}/campaign/{check_level('campaign_id', campaign_id)}"
+
     def capture_record(self, session_id: str, capture_id: str) -> str:
         """A capture of a session, with its results' summaries (retained)."""
         return f"{self.session(session_id)}/capture/{check_level('capture_id', capture_id)}"

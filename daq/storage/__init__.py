@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         FORMAT_NAME,
         FORMAT_VERSION,
         read_capture_h5,
+        recorded_kind,
         write_capture_h5,
     )
     from ._limits import (
@@ -101,7 +102,7 @@ _EXPORTS = {
         "read_capture",
     ),
     "._hdf5": (
-        "FORMAT_NAME", "FORMAT_VERSION", "read_capture_h5", "write_capture_h5",
+        "FORMAT_NAME", "FORMAT_VERSION", "read_capture_h5", "recorded_kind", "write_capture_h5",
     ),
     "._limits": (
         "CSV_HEAD_BYTES", "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES",
@@ -127,7 +128,7 @@ __all__ = [
     "CatalogError", "ErrorRow", "Outbox", "OutboxRow", "ResultRow", "SessionRow", "disk_full",
     "free_mb",
     "JointTable", "plain_capture_path", "read_capture", "read_capture_csv", "read_capture_h5",
-    "read_joint_csv", "result_path", "write_joint_csv",
+    "read_joint_csv", "recorded_kind", "result_path", "write_joint_csv",
     "session_capture_path", "session_folder", "store_result", "write_capture_csv",
     "write_capture_h5", "write_text_atomic",
 ]

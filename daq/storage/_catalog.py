@@ -35,7 +35,7 @@ __all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", 
            "SessionRow"]
 
 CATALOG_NAME = "catalog.sqlite"
-SCHEMA_VERSION = 3  # 2: results.queued_utc; 3: sessions.retained_cleared_utc
+SCHEMA_VERSION = 4  # 2: results.queued_utc; 3: sessions.retained_cleared_utc; 4: campaigns
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -84,6 +84,24 @@ CREATE TABLE IF NOT EXISTS results (
     queued_utc       TEXT                    -- when it went into the outbox (to be published)
 );
 CREATE INDEX IF NOT EXISTS results_by_capture ON results(capture_id, method);
+CREATE TABLE IF NOT EXISTS campaigns (
+    campaign_id      TEXT PRIMARY KEY,
+    selection_json   TEXT NOT NULL,          -- what it re-identifies: captures and methods
+    created_utc      TEXT NOT NULL,
+    updated_utc      TEXT NOT NULL,
+    software_version TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS campaign_tasks (
+    campaign_id      TEXT NOT NULL REFERENCES campaigns(campaign_id),
+    capture_id       TEXT NOT NULL,
+    method           TEXT NOT NULL,
+    status           TEXT NOT NULL,          -- done, failed
+    result_id        INTEGER REFERENCES results(result_id),
+    reason           TEXT,                   -- why it failed
+    provenance_json  TEXT,
+    updated_utc      TEXT NOT NULL,
+    PRIMARY KEY (campaign_id, capture_id, method)
+);
 CREATE TABLE IF NOT EXISTS errors (
     error_id         INTEGER PRIMARY KEY AUTOINCREMENT,
     time_utc         TEXT NOT NULL,
@@ -194,6 +212,7 @@ class Catalog:
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
+        self._batched = False
 
     @classmethod
     def open(cls, directory: Path, *, create: bool = True) -> Catalog:
@@ -243,8 +262,53 @@ class Catalog:
         return self._conn.execute(sql, args).fetchone()
 
     def _write(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        if self._batched:
+            return self._conn.execute(sql, args)
         with _transaction(self._conn):
             return self._conn.execute(sql, args)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every write inside is one transaction: kept together, or (on an error or a
+        crash) not at all. A campaign keeps its results in batches this way: one commit,
+        one fsync, for many results."""
+        if self._batched:
+            yield
+            return
+        with _transaction(self._conn):
+            self._batched = True
+            try:
+                yield
+            finally:
+                self._batched = False
+
+    # -- campaigns --------------------------------------------------------------------------
+    def add_campaign(self, campaign_id: str, selection_json: str) -> None:
+        """A campaign, once: the same id again is the same campaign (resumed)."""
+        now = utc_now()
+        self._write("INSERT OR IGNORE INTO campaigns (campaign_id, selection_json, created_utc,"
+                    " updated_utc, software_version) VALUES (?, ?, ?, ?, ?)",
+                    campaign_id, selection_json, now, now, SOFTWARE_VERSION)
+
+    def campaign_tasks(self, campaign_id: str) -> dict[tuple[str, str], str]:
+        """(capture_id, method) -> status of every task the campaign has finished."""
+        return {(r[0], r[1]): r[2] for r in self._conn.execute(
+            "SELECT capture_id, method, status FROM campaign_tasks WHERE campaign_id = ?",
+            (campaign_id,))}
+
+    def finish_campaign_task(self, campaign_id: str, capture_id: str, method: str, *,
+                             result_id: int | None, reason: str | None,
+                             provenance_json: str | None) -> None:
+        """A task done (its result's id) or failed (its reason); a second finish of the
+        same task changes nothing."""
+        now = utc_now()
+        self._write("INSERT OR IGNORE INTO campaign_tasks (campaign_id, capture_id, method, "
+                    "status, result_id, reason, provenance_json, updated_utc) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", campaign_id, capture_id, method,
+                    "done" if result_id is not None else "failed", result_id, reason,
+                    provenance_json, now)
+        self._write("UPDATE campaigns SET updated_utc = ? WHERE campaign_id = ?", now,
+                    campaign_id)
 
     # -- sessions ---------------------------------------------------------------------------
     def add_session(self, session_id: str, plan_json: str, name: str = "") -> SessionRow:

@@ -43,7 +43,7 @@ from ._atomic import atomic_target
 from ._errors import CaptureFileError, one_line_text
 from ._limits import CaptureLimits
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5_SUFFIXES", "read_capture_h5",
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5_SUFFIXES", "read_capture_h5", "recorded_kind",
            "write_capture_h5"]
 
 FORMAT_NAME = "hilrig-capture"
@@ -180,6 +180,19 @@ def read_capture_h5(path: str | os.PathLike[str], *,
     except (OSError, KeyError, RuntimeError, TypeError, ValueError) as exc:
         # h5py reports truncated or corrupt files with these; keep it to one line.
         raise CaptureFileError(f"{p}: unreadable HDF5 capture ({one_line_text(exc)})") from None
+
+
+def recorded_kind(path: str | os.PathLike[str]) -> str:
+    """The rig kind a capture file recorded (furuta, single, nlink:2), from its attributes
+    alone; CaptureFileError if it cannot be read."""
+    p = Path(path)
+    try:
+        with h5py.File(p, "r") as f:
+            if "rig_kind_json" not in f.attrs:
+                return "furuta"  # every file before the kind existed
+            return RigKindConfig.model_validate_json(_attr_str(f, "rig_kind_json", p)).kind
+    except (OSError, ValidationError) as exc:
+        raise CaptureFileError(f"{p}: cannot read its rig kind: {exc}") from None
 
 
 def _attr_str(f: h5py.File, name: str, p: Path) -> str:

@@ -5,13 +5,17 @@
   back (a result with its provenance, or the reason it failed);
 - `IdentificationExecutor` (submit, `completed`, cancel through the future) and its
   backends: `LocalExecutor` (this machine's processes), `WorkerExecutor` (the
-  `hilrig worker` processes over MQTT);
+  `hilrig worker` processes over MQTT), `DaskExecutor` (a Dask cluster: local, a
+  scheduler's address, SLURM or PBS);
+- `Campaign`: a selection of archived captures identified again, idempotent, resumable;
 - `Reidentifier`: an archived capture identified again; `run_worker`: `hilrig worker`.
 
 Nothing here knows a session or a run: they hand it the small parts it needs.
 """
 
+from ._campaign import Campaign, CampaignProgress, CampaignTask, Selection, select_tasks
 from ._capture_identify import identify_capture
+from ._dask import ClusterError, ClusterSpec, DaskExecutor, jobqueue_cluster, parse_cluster
 from ._executor import IdentificationExecutor, completed, identified
 from ._local import LocalExecutor
 from ._offload import NOTICE_S, WorkerExecutor
@@ -35,6 +39,8 @@ from ._task import (
 from ._worker import run_worker
 
 __all__ = [
+    "Campaign", "CampaignProgress", "CampaignTask", "ClusterError", "ClusterSpec",
+    "DaskExecutor", "Selection", "jobqueue_cluster", "parse_cluster", "select_tasks",
     "NOTICE_S", "ArchiveError", "CaptureArchive", "CatalogArchive", "DirectoryArchive",
     "IdentificationExecutor", "IdentificationFailed", "IdentifyTask", "LocalExecutor",
     "Provenance", "Reidentified", "Reidentifier", "TaskOutcome", "WorkerExecutor",

@@ -20,14 +20,9 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Self
 
-from ._task import IdentifyTask, TaskOutcome, run_task_json
+from ._task import IdentifyTask, TaskOutcome, run_task_json, warm_up
 
 __all__ = ["LocalExecutor"]
-
-
-def _warm_up() -> None:
-    """Nothing to run: the process imported what identification needs (this module's
-    imports) when it unpickled this function, so the first capture does not wait."""
 
 
 def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
@@ -104,7 +99,7 @@ class LocalExecutor:
                     max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                     initializer=_die_with_parent, initargs=(os.getpid(),))
                 for _ in range(self.workers):
-                    self._executor.submit(_warm_up)
+                    self._executor.submit(warm_up)
 
     def submit(self, task: IdentifyTask) -> asyncio.Future[TaskOutcome]:
         self.start()

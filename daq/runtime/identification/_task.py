@@ -27,7 +27,7 @@ from ...storage import read_capture
 from ._capture_identify import identify_capture
 
 __all__ = ["IdentificationFailed", "IdentifyTask", "Provenance", "TaskOutcome", "run_task",
-           "run_task_json"]
+           "run_task_json", "warm_up"]
 
 
 class IdentificationFailed(RuntimeError):
@@ -124,6 +124,12 @@ def run_task(task: IdentifyTask, progress: Progress | None = None) -> TaskOutcom
             **result.diagnostics, "provenance": provenance.model_dump()}})
     return TaskOutcome(capture_id=task.capture_id, method=task.method, result=result,
                        error=error, provenance=provenance)
+
+
+def warm_up() -> None:
+    """Import what identification needs (the methods and their kernels' dispatchers), so
+    that a process's first task costs what its fit costs."""
+    import hilrig.identify.methods  # noqa: F401
 
 
 def run_task_json(task: IdentifyTask) -> str:
