@@ -32,7 +32,11 @@ parameter against its Cramer-Rao bound per condition, and any interval narrower 
     python bench/bench_coverage.py [--captures 60] [--duration 35] [--seed 1]
                                    [--conditions realistic,table-v,...]
                                    [--method shooting|grey-box|...] [--figure PNG]
-                                   [--records JSONL]
+                                   [--records JSONL] [--cluster local:N|tcp://HOST:PORT|slurm]
+
+--cluster runs the identifications on a Dask cluster (the engine of `hilrig reidentify
+--cluster`): the captures are drawn here, in the same order from the same seed, so the
+figures are those of a run without it, in less time.
 
 --figure draws identified against true values, with the 95 % intervals, for the main
 friction parameters and the rig quantities a free decay identifies (docs/ holds the one
@@ -48,6 +52,7 @@ import argparse
 import json
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -157,6 +162,8 @@ def main() -> None:
                     help="the estimator (grey-box: the baseline on the same captures)")
     ap.add_argument("--figure", help="write identified against true values to this PNG")
     ap.add_argument("--records", help="write one JSON line per capture to this file")
+    ap.add_argument("--cluster", help="identify on a Dask cluster: local:N, tcp://HOST:PORT, "
+                                      "slurm or pbs ([cluster] of the config)")
     args = ap.parse_args()
     conditions = args.conditions.split(",")
     unknown = [c for c in conditions if c not in CONDITIONS]
@@ -168,11 +175,7 @@ def main() -> None:
     by: dict[str, Tally] = {c: Tally() for c in conditions}
     t0 = time.perf_counter()
     records = open(args.records, "w") if args.records else None  # noqa: SIM115
-    for k in range(args.captures):
-        condition = conditions[k % len(conditions)]
-        cap = random_realistic_capture(rng, NOMINAL, TABLE_III_TRUTH, args.duration,
-                                       condition=condition)
-        r = identify(cap.measurement, args.method)
+    for k, condition, cap, r in _identified(args, conditions, rng):
         noisy = condition in NOISY_CONDITIONS
         tally.add(cap, r, noisy)
         by[condition].add(cap, r, noisy)
@@ -225,6 +228,41 @@ def main() -> None:
     if args.figure:
         _figure(tally, args.figure, f"{n} captures, {args.method}")
         print(f"figure: {args.figure}")
+
+
+def _identified(args: argparse.Namespace, conditions: list[str], rng: np.random.Generator
+                ) -> Iterator[tuple[int, str, SyntheticCapture, IdentificationResult]]:
+    """(k, condition, capture, result) of every capture: here one after the other, or on a
+    cluster as they finish (drawn here in order either way)."""
+    def draw(k: int) -> tuple[str, SyntheticCapture]:
+        condition = conditions[k % len(conditions)]
+        return condition, random_realistic_capture(rng, NOMINAL, TABLE_III_TRUTH,
+                                                   args.duration, condition=condition)
+
+    if args.cluster is None:
+        for k in range(args.captures):
+            condition, cap = draw(k)
+            yield k, condition, cap, identify(cap.measurement, args.method)
+        return
+    from hilrig.daq.config import load_settings
+    from hilrig.daq.runtime.identification import DaskExecutor, parse_cluster
+
+    executor = DaskExecutor(parse_cluster(args.cluster), load_settings(None).cluster)
+    executor.start()
+    print(f"on {args.cluster}: {executor.workers} workers", flush=True)
+    try:
+        from distributed import as_completed
+
+        futures = {}
+        for k in range(args.captures):
+            condition, cap = draw(k)
+            futures[executor.client.submit(identify, cap.measurement, args.method,
+                                           pure=False)] = (k, condition, cap)
+        for future in as_completed(futures):
+            k, condition, cap = futures.pop(future)
+            yield k, condition, cap, future.result()
+    finally:
+        executor.shutdown()
 
 
 def _record(seed: int, k: int, condition: str, cap: SyntheticCapture,

@@ -75,7 +75,7 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 def _executor(args: argparse.Namespace, settings: Settings) -> IdentificationExecutor:
     if args.cluster is None:
-        return LocalExecutor(workers=os.cpu_count() or 1)
+        return LocalExecutor(workers=os.cpu_count() or 1, threads=1)
     try:
         return DaskExecutor(parse_cluster(args.cluster), settings.cluster)
     except ClusterError as exc:

@@ -342,6 +342,14 @@ def _catalog_commands(sub: Any, methods: list[str]) -> None:
     rl.add_argument("--method", choices=methods)
     rl.add_argument("--format", **_FORMATS)
     rl.set_defaults(handler="_catalog:cmd_results_list")
+    rc = rs.add_parser("compare", help="two methods across the captures both identified: "
+                                       "each parameter's differences with their intervals")
+    rc.add_argument("--method", required=True, choices=methods, action="append",
+                    help="A, then B: B is compared against A")
+    rc.add_argument("--session")
+    rc.add_argument("--plot", metavar="PNG", help="one panel per parameter")
+    rc.add_argument("--format", choices=["table", "json"], default="table")
+    rc.set_defaults(handler="_results_compare:cmd_results_compare")
 
     ri = sub.add_parser(
         "reidentify", help="identify archived captures again (adds results): one capture, or "

@@ -4,6 +4,10 @@ numba's parallel=True runs a prange loop on its own thread pool, but compiling a
 parallel kernel costs about twice a serial one, and the first identification after an
 install waited for it. A serial kernel compiled with nogil=True releases the GIL while
 it runs, so plain threads run its job ranges side by side just as well.
+
+One identification uses every core, unless HILRIG_THREADS says how many threads it may
+use: a campaign runs one single-threaded identification per core instead (processes
+side by side scale further than threads inside one fit, and do not oversubscribe).
 """
 
 from __future__ import annotations
@@ -34,9 +38,16 @@ def job_ranges(weights: np.ndarray, parts: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
+def threads() -> int:
+    """The threads one identification runs on: HILRIG_THREADS, else every core."""
+    text = os.environ.get("HILRIG_THREADS", "")
+    return max(1, int(text)) if text.isdigit() else (os.cpu_count() or 1)
+
+
 def run_jobs(weights: np.ndarray, work: Callable[[int, int], None]) -> None:
-    """work(lo, hi) over ranges of the jobs, one per core; this thread takes the first."""
-    ranges = job_ranges(weights, os.cpu_count() or 1)
+    """work(lo, hi) over ranges of the jobs, one per thread (threads()); this thread takes
+    the first."""
+    ranges = job_ranges(weights, threads())
     if len(ranges) <= 1:
         for lo, hi in ranges:
             work(lo, hi)

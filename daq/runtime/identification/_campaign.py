@@ -180,7 +180,7 @@ class Campaign:
     def __init__(self, catalog: Catalog, executor: IdentificationExecutor, *,
                  say: Callable[[str], None] = print,
                  progress: Callable[[CampaignProgress, str], None] | None = None,
-                 publish_result: PublishResult | None = None, in_flight: int = 64,
+                 publish_result: PublishResult | None = None, in_flight: int | None = None,
                  batch_size: int = BATCH_SIZE, batch_s: float = BATCH_S) -> None:
         self.catalog = catalog
         self.executor = executor
@@ -230,9 +230,12 @@ class Campaign:
 
     def _fill(self, queue: Iterator[CampaignTask],
               running: dict[asyncio.Future[TaskOutcome], CampaignTask]) -> None:
-        """Submit tasks until `in_flight` run (a capture's bytes are read only then)."""
+        """Submit tasks until `in_flight` run, by default twice the workers the executor has
+        now (a cluster's grow as jobs start): each worker has its next task waiting, and a
+        capture's bytes are read only when its task is submitted."""
         ships = self.executor.ships_files
-        while len(running) < self.in_flight:
+        limit = self.in_flight or max(4, 2 * self.executor.capacity)
+        while len(running) < limit:
             task = next(queue, None)
             if task is None:
                 return

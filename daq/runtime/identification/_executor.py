@@ -31,6 +31,11 @@ class IdentificationExecutor(Protocol):
         archive's files)."""
         ...
 
+    @property
+    def capacity(self) -> int:
+        """How many tasks it runs at once now (its worker processes); 0 before start."""
+        ...
+
     def start(self) -> None:
         """Bring the backend up (idempotent); submit starts it too."""
         ...

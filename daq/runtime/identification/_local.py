@@ -76,9 +76,32 @@ def _settle(loop: asyncio.AbstractEventLoop, done: Future[str],
         loop.call_soon_threadsafe(settle)
 
 
+def _thread_limits(threads: int | None) -> dict[str, str]:
+    if threads is None:
+        return {}
+    return {name: str(threads) for name in ("HILRIG_THREADS", "OMP_NUM_THREADS",
+                                            "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+@contextmanager
+def _environment(changes: dict[str, str]) -> Iterator[None]:
+    """`changes` in the environment the processes started inside inherit, then undone."""
+    old = {name: os.environ.get(name) for name in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for name, value in old.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 class LocalExecutor:
-    """`workers` identification processes of this machine (one by default: a live service
-    keeps the other core for acquisition).
+    """`workers` identification processes of this machine (one by default, for a live
+    service), each identification on `threads` threads (None: every core, the quickest
+    answer for one capture; a campaign runs one process per core, one thread each).
 
     `start()` starts them, and they import what identification needs, while the rig is
     still held (else the first `submit` starts them).
@@ -86,20 +109,26 @@ class LocalExecutor:
 
     ships_files = False
 
-    def __init__(self, workers: int = 1) -> None:
+    def __init__(self, workers: int = 1, threads: int | None = None) -> None:
         self.workers = workers
+        self.threads = threads
         self._executor: ProcessPoolExecutor | None = None
 
     def start(self) -> None:
         if self._executor is None:
             # born ignoring Ctrl-C, before it imports anything (an initializer runs only
-            # after the imports, where a Ctrl-C printed a traceback)
-            with _sigint_ignored_by_children():
+            # after the imports, where a Ctrl-C printed a traceback); with `threads`, born
+            # with that many for the numerical libraries too (read once, at their import)
+            with _sigint_ignored_by_children(), _environment(_thread_limits(self.threads)):
                 self._executor = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
                     initializer=_die_with_parent, initargs=(os.getpid(),))
                 for _ in range(self.workers):
                     self._executor.submit(warm_up)
+
+    @property
+    def capacity(self) -> int:
+        return self.workers
 
     def submit(self, task: IdentifyTask) -> asyncio.Future[TaskOutcome]:
         self.start()

@@ -107,6 +107,10 @@ class WorkerExecutor:
         courier.subscribe(self.topics.job_results, self._on_result)
         courier.subscribe(WORKERS_READY, self._on_ready)
 
+    @property
+    def capacity(self) -> int:
+        return len(self.ready) + len(self.busy) or self.fallback.capacity
+
     def start(self) -> None:
         self.fallback.start()
 

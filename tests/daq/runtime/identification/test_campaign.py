@@ -110,6 +110,32 @@ def test_a_session_reidentified_on_a_cluster_adds_one_result_per_capture_then_no
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
+def test_results_compare_tells_what_the_other_method_changes(session, tmp_path):
+    root, env, sid = session
+    ran = _hilrig(["reidentify", "--session", sid, "--method", "shooting"], env)  # local pool
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    png = tmp_path / "compare.png"
+    table = _hilrig(["results", "compare", "--method", "regression", "--method", "shooting",
+                     "--session", sid, "--plot", str(png)], env)
+    assert table.returncode == 0, table.stderr
+    assert "6 capture(s) with results of both methods" in table.stdout
+    assert "shooting against regression" in table.stdout and "mu_d1" in table.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2_000
+    as_json = json.loads(_hilrig(["results", "compare", "--method", "regression", "--method",
+                                  "shooting", "--session", sid, "--format", "json"],
+                                 env).stdout)
+    both = [p for p in as_json["parameters"].values() if p["n"]]
+    assert both and all(p["n"] == len(p["per_capture"]) == 6 for p in both)
+    none = _hilrig(["results", "compare", "--method", "regression", "--method", "simplex",
+                    "--session", sid], env)
+    assert none.returncode == 2 and "no capture has results of both" in none.stderr
+
+
+@pytest.mark.fault(injected="campaign: kill -9 of a Dask worker process mid-campaign",
+                   expected="its task retried on another worker; every capture's result kept "
+                            "exactly once")
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_a_worker_killed_mid_campaign_loses_nothing_and_stores_nothing_twice(session, cluster):
     root, _, sid = session
     selection = Selection(methods=["uas"], session=sid)
@@ -133,6 +159,8 @@ def test_a_worker_killed_mid_campaign_loses_nothing_and_stores_nothing_twice(ses
     assert len(kept) == 6 and len(set(kept)) == 6  # every capture once
 
 
+@pytest.mark.fault(injected="campaign: a capture file corrupted in the archive",
+                   expected="a failed task with its reason in one line; the others done")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_a_capture_that_cannot_be_identified_is_a_failed_task_with_its_reason(session,
@@ -159,6 +187,9 @@ def test_a_capture_that_cannot_be_identified_is_a_failed_task_with_its_reason(se
     assert len(_campaign_results(root, selection.campaign_id())) == 5
 
 
+@pytest.mark.fault(injected="campaign: Ctrl-C to the client's process group mid-campaign",
+                   expected="exit 130 with one line on how to resume; the same command does "
+                            "the rest, nothing stored twice")
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ctrl_c_keeps_what_finished_and_the_same_command_does_the_rest_once(session):
