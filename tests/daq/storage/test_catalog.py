@@ -127,7 +127,7 @@ def test_results_of_a_schema_1_catalog_count_as_published(tmp_path):
         assert row.queued_utc == row.created_utc  # it was published when it was added
         assert cat.session("S1").retained_cleared_utc is None
     raw = sqlite3.connect(tmp_path / CATALOG_NAME)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 4
     raw.close()
 
 
@@ -143,3 +143,38 @@ def test_a_schema_2_catalog_gains_the_retained_mark_and_keeps_its_rows(tmp_path)
         assert cat.session("S1").retained_cleared_utc is None
         cat.mark_retained_cleared("S1")
         assert cat.session("S1").retained_cleared_utc
+
+
+def test_a_schema_3_catalog_gains_the_campaign_tables_and_keeps_what_it_had(tmp_path):
+    with Catalog.open(tmp_path) as cat:
+        cat.add_session("S1", "{}")
+        cat.add_capture("c1", session_id="S1", seq=1, status="done")
+        cat.add_result(_result(), capture_id="c1")
+    raw = sqlite3.connect(tmp_path / CATALOG_NAME)  # as the previous version left it
+    raw.execute("DROP TABLE campaign_tasks")
+    raw.execute("DROP TABLE campaigns")
+    raw.execute("PRAGMA user_version=3")
+    raw.commit()
+    raw.close()
+    with Catalog.open(tmp_path) as cat:
+        assert len(cat.results()) == 1
+        cat.add_campaign("K1", "{}")
+        cat.finish_campaign_task("K1", "c1", "grey-box", result_id=1, reason=None,
+                                 provenance_json=None)
+        cat.finish_campaign_task("K1", "c1", "grey-box", result_id=None, reason="again",
+                                 provenance_json=None)  # a second finish changes nothing
+        assert cat.campaign_tasks("K1") == {("c1", "grey-box"): "done"}
+
+
+def test_a_batch_is_kept_whole_or_not_at_all(tmp_path):
+    with Catalog.open(tmp_path) as cat:
+        cat.add_session("S1", "{}")
+        cat.add_capture("c1", session_id="S1", seq=1, status="done")
+        with pytest.raises(RuntimeError), cat.batch():
+            cat.add_result(_result(), capture_id="c1", result_key="k1")
+            cat.add_result(_result(), capture_id="c1", result_key="k2")
+            raise RuntimeError("the client dies mid-batch")
+        assert cat.results() == []
+        with cat.batch():
+            cat.add_result(_result(), capture_id="c1", result_key="k1")
+        assert [r.result_key for r in cat.results()] == ["k1"]
