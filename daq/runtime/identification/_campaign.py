@@ -71,6 +71,14 @@ class CampaignTask:
     method: str
 
 
+#: the methods every rig kind takes (the recommended estimator): no need to read the kind
+_ANY_KIND = set(kind_of(RigKindConfig(kind="single")).methods)
+
+
+def _methods_of(kind: str) -> tuple[str, ...]:
+    return kind_of(None if kind == "furuta" else RigKindConfig(kind=kind)).methods
+
+
 def select_tasks(catalog: Catalog, root: Path, selection: Selection
                  ) -> tuple[list[CampaignTask], list[str]]:
     """The selection's tasks, oldest capture first, and one line per capture left out (no
@@ -111,14 +119,6 @@ def select_tasks(catalog: Catalog, root: Path, selection: Selection
                 methods = [m for m in methods if m in takes]
         tasks += [CampaignTask(row.capture_id, path, m) for m in methods]
     return tasks, left_out
-
-
-#: the methods every rig kind takes (the recommended estimator): no need to read the kind
-_ANY_KIND = set(kind_of(RigKindConfig(kind="single")).methods)
-
-
-def _methods_of(kind: str) -> tuple[str, ...]:
-    return kind_of(None if kind == "furuta" else RigKindConfig(kind=kind)).methods
 
 
 @dataclass

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import ClusterConfig
+from ._executor import settle_from_thread
 from ._task import IdentifyTask, TaskOutcome, run_task_json, warm_up
 
 __all__ = ["ClusterError", "ClusterSpec", "DaskExecutor", "jobqueue_cluster", "parse_cluster"]
@@ -157,19 +158,8 @@ def _settle(loop: asyncio.AbstractEventLoop, done: Any, out: asyncio.Future[Task
         error = done.exception() if status == "error" else None
     except Exception as exc:  # noqa: BLE001 - a result that cannot be fetched fails the task
         value, error, status = None, exc, "error"
-
-    def settle() -> None:
-        if out.done():
-            return
-        if status == "cancelled":
-            out.cancel()
-        elif error is not None:
-            out.set_exception(error)
-        else:
-            out.set_result(TaskOutcome.model_validate_json(str(value)))
-
-    if not loop.is_closed():
-        loop.call_soon_threadsafe(settle)
+    settle_from_thread(loop, out, cancelled=status == "cancelled", error=error,
+                       outcome_json=None if value is None else str(value))
 
 
 class DaskExecutor:

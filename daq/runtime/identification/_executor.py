@@ -19,7 +19,7 @@ from hilrig.identify import IdentificationResult
 
 from ._task import IdentifyTask, TaskOutcome
 
-__all__ = ["IdentificationExecutor", "completed", "identified"]
+__all__ = ["IdentificationExecutor", "completed", "identified", "settle_from_thread"]
 
 
 class IdentificationExecutor(Protocol):
@@ -47,6 +47,27 @@ class IdentificationExecutor(Protocol):
     def shutdown(self) -> None:
         """Release the backend; tasks still queued are cancelled."""
         ...
+
+
+def settle_from_thread(loop: asyncio.AbstractEventLoop, out: asyncio.Future[TaskOutcome], *,
+                       cancelled: bool = False, error: BaseException | None = None,
+                       outcome_json: str | None = None) -> None:
+    """A backend's end of a task (in the backend's own thread) into the loop's future: the
+    outcome's JSON checked on this side, as a worker's MQTT answer is. A task that ends
+    after its loop did (cancelled at shutdown) has no one waiting: nothing to do."""
+
+    def settle() -> None:
+        if out.done():
+            return
+        if cancelled:
+            out.cancel()
+        elif error is not None:
+            out.set_exception(error)
+        else:
+            out.set_result(TaskOutcome.model_validate_json(outcome_json or ""))
+
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(settle)
 
 
 async def completed(futures: Iterable[asyncio.Future[TaskOutcome]]

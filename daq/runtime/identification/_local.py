@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Self
 
+from ._executor import settle_from_thread
 from ._task import IdentifyTask, TaskOutcome, run_task_json, warm_up
 
 __all__ = ["LocalExecutor"]
@@ -61,19 +62,11 @@ def _sigint_ignored_by_children() -> Iterator[None]:
 def _settle(loop: asyncio.AbstractEventLoop, done: Future[str],
             out: asyncio.Future[TaskOutcome]) -> None:
     """The process's answer into the loop's future (called in the pool's thread)."""
-
-    def settle() -> None:
-        if out.done():
-            return
-        if done.cancelled():
-            out.cancel()
-        elif (exc := done.exception()) is not None:
-            out.set_exception(exc)
-        else:
-            out.set_result(TaskOutcome.model_validate_json(done.result()))
-
-    if not loop.is_closed():  # a task cancelled at shutdown, after its loop ended: no one waits
-        loop.call_soon_threadsafe(settle)
+    if done.cancelled():
+        settle_from_thread(loop, out, cancelled=True)
+    else:
+        settle_from_thread(loop, out, error=done.exception(),
+                           outcome_json=None if done.exception() else done.result())
 
 
 def _thread_limits(threads: int | None) -> dict[str, str]:

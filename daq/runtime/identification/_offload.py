@@ -101,8 +101,6 @@ class WorkerExecutor:
         self.ready: dict[str, float] = {}  # worker -> when it last said it was ready
         self.busy: set[str] = set()  # sent a job since it last said so
         self._told_waiting = False
-        self._idle = asyncio.Event()
-        self._idle.set()
         self._watching: asyncio.Task[None] | None = None
         courier.subscribe(self.topics.job_results, self._on_result)
         courier.subscribe(WORKERS_READY, self._on_ready)
@@ -136,7 +134,6 @@ class WorkerExecutor:
             methods = sorted(m for m, f in asked.futures.items() if not f.done())
             if methods:
                 self.jobs.add(asked.capture_id, methods, time.monotonic(), asked)
-        self._idle.clear()
         self._dispatch()
         if self._watching is None or self._watching.done():
             self._watching = asyncio.get_running_loop().create_task(self._watch())
@@ -144,8 +141,6 @@ class WorkerExecutor:
     def _withdrawn(self, task: IdentifyTask) -> None:
         """A task cancelled by its submitter: its method is no longer awaited."""
         self.jobs.answered(task.capture_id, task.method)
-        if not len(self.jobs):
-            self._idle.set()
 
     def _dispatch(self) -> None:
         """Each waiting job to a ready worker not busy with one of ours, longest idle first,
@@ -223,8 +218,6 @@ class WorkerExecutor:
         if future is not None and not future.done():
             future.set_result(TaskOutcome(capture_id=capture_id, method=method, result=result,
                                           worker=worker, key=f"job/{capture_id}/{method}"))
-        if not len(self.jobs):
-            self._idle.set()
 
     @staticmethod
     def _checked(job: Job, capture_id: str, method: str, payload: bytes
@@ -313,12 +306,6 @@ class WorkerExecutor:
             here = self.fallback.submit(IdentifyTask.of_file(job.capture_id, asked.path, method))
             here.add_done_callback(functools.partial(_pass_on, to=future))
             future.add_done_callback(functools.partial(_withdraw, here))
-        if not len(self.jobs):
-            self._idle.set()
-
-    async def wait(self) -> None:
-        """Until every job has all its results."""
-        await self._idle.wait()
 
     def shutdown(self) -> None:
         """Stop watching; jobs still waiting are cancelled (the fallback is its owner's)."""
