@@ -4,6 +4,7 @@ Usable offline on arrays: this package never imports daq or drivers. Its layers,
 importing only those below it (through their __init__):
 
     report    tables and figures comparing the methods (matplotlib, loaded on use)
+    session   several captures of one rig put together: the session's answer, drift tested
     methods   identification methods, their shared pipeline, the registry
     seeds     seed models no method uses (n-link pendulum, dc servo); beside methods
     results   IdentificationResult and its figures of merit
@@ -69,10 +70,15 @@ if TYPE_CHECKING:
     from .results import (
         IdentificationResult,
         ParameterEstimate,
+        SessionResult,
         fit_percent,
         format_fit,
         normalized_compute_time,
         result_problems,
+    )
+    from .session import (
+        identify_pooled,
+        pool_results,
     )
     from .signal import (
         Measurement,
@@ -115,7 +121,7 @@ _EXPORTS = {
         "TABLE_III_TRUTH",
     ),
     ".results": (
-        "IdentificationResult", "ParameterEstimate", "fit_percent", "format_fit",
+        "IdentificationResult", "ParameterEstimate", "SessionResult", "fit_percent", "format_fit",
         "normalized_compute_time", "result_problems",
     ),
     ".signal": (
@@ -124,6 +130,9 @@ _EXPORTS = {
         "holoborodko_first_coefficients", "holoborodko_second",
         "holoborodko_second_coefficients", "savitzky_golay_first", "savitzky_golay_second",
         "simulated_measurement",
+    ),
+    ".session": (
+        "identify_pooled", "pool_results",
     ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -139,7 +148,8 @@ __all__ = [
     "contiguous_segments", "decimate_mean", "encoder_quantum", "find_release", "fit_percent",
     "format_fit", "free_decay_counts", "friction", "friction_torque", "holoborodko_first",
     "holoborodko_first_coefficients", "holoborodko_second", "holoborodko_second_coefficients",
-    "identify", "identify_grey_box", "inverse_dynamics", "normalized_compute_time",
+    "SessionResult", "identify", "identify_grey_box", "identify_pooled", "inverse_dynamics",
+    "normalized_compute_time", "pool_results",
     "result_problems",
     "savitzky_golay_first", "savitzky_golay_second", "simulate", "simulate_capture",
     "simulate_rk4", "simulated_measurement", "total_energy", "utc_now",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import os
 import subprocess
 import tempfile
@@ -27,10 +28,19 @@ def _numba_cache_of_these_sources() -> str:
 
 os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_of_these_sources())
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402
 
-from hilrig.identify import TABLE_III_TRUTH, Measurement, RigParams, simulated_measurement  # noqa: E402
+from hilrig.identify import (  # noqa: E402
+    TABLE_III_TRUTH,
+    IdentificationResult,
+    Measurement,
+    ParameterEstimate,
+    RigParams,
+    simulated_measurement,
+)
+from hilrig.identify.model import PARAM_NAMES  # noqa: E402
 
 # Property tests are derandomized by default: the same examples on every run, so a CI
 # failure can be reproduced and a pass is not luck. `pytest --hypothesis-profile deep`
@@ -125,3 +135,65 @@ def small_disk(tmp_path):
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True, timeout=30)
+
+
+# -- a session's captures' results, as the recommended estimator states them -------------
+NIGHT_TRUTH = {"mu_d0": 5e-4, "mu_s0": 7e-4, "mu_v0": 2.5e-4, "omega_t0": 5e-3,
+         "mu_d1": 6e-4, "mu_s1": 8e-4, "mu_v1": 2.5e-4, "omega_t1": 5e-3}
+
+
+def _log_estimate(value: float, sd: float) -> ParameterEstimate:
+    return ParameterEstimate(value=value, ci95=(value * math.exp(-1.96 * sd),
+                                                value * math.exp(1.96 * sd)),
+                             identifiable=True)
+
+
+def _capture_result(k: int, friction: dict[str, float], *, own: float = 0.001, scale: float = 0.006,
+           tilt: float = 10.0, excess: float = 0.8) -> IdentificationResult:
+    """A capture's result as the recommended estimator states it: each friction value
+    with an interval of its own error (`own`, relative) and the rig's scale (`scale`)."""
+    sd = math.hypot(own, scale)
+    parameters = {n: _log_estimate(friction[n], sd) if n in friction else
+                  ParameterEstimate(value=None, ci95=None, identifiable=False, assumed=1e-2,
+                                    note="not identifiable")
+                  for n in PARAM_NAMES}
+    rig = {"tilt_deg": ParameterEstimate(value=tilt, ci95=(tilt - 0.002, tilt + 0.002),
+                                         identifiable=True, note="deg; from the data alone"),
+           "m2_l2": ParameterEstimate(value=0.008, ci95=(0.0079, 0.0081), identifiable=True,
+                                      note="kg m; its scale from the weighed m2 l2")}
+    return IdentificationResult(
+        method="shooting", capture_id=f"c{k:02d}", parameters=parameters, rig=rig,
+        fit_percent={"arm": 99.9, "pendulum": 99.9}, compute_seconds=1.0,
+        normalized_compute_time=1e-6, capture_seconds=35.0, sample_rate_hz=10_000.0,
+        samples=350_000, tilt_deg=10.0,
+        diagnostics={"residual_over_noise": {"arm": excess, "pendulum": excess},
+                     "within_rig_sd": {n: own for n in friction}})
+
+
+def _night(hours: np.ndarray, *, drift: dict[str, float] | None = None, seed: int = 1,
+            scatter: float = 0.002, outlier: int | None = None) -> list[IdentificationResult]:
+    """One result per capture: the truth drifted linearly, each value off by `scatter`
+    (relative, beyond its own error: the model's error between releases)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k, h in enumerate(hours):
+        f = {n: v * (1 + (drift or {}).get(n, 0.0) * h) * math.exp(rng.normal(0, scatter))
+             for n, v in NIGHT_TRUTH.items()}
+        if k == outlier:
+            f["mu_v1"] *= 1.3
+        out.append(_capture_result(k, f, tilt=10.0 + rng.normal(0, 0.001)))
+    return out
+
+
+
+
+@pytest.fixture
+def capture_result():
+    """A builder of one capture's result (_capture_result)."""
+    return _capture_result
+
+
+@pytest.fixture
+def night():
+    """A builder of a session's results (_night): night(hours, drift=, outlier=, seed=)."""
+    return _night

@@ -39,7 +39,18 @@ def cmd_identify(args: argparse.Namespace) -> int:
         family = kind_of(capture.kind).family
     else:
         family, args = rig_family_of(args, settings)
-    return RIG_COMMANDS[family].identify(args, capture)
+    commands = RIG_COMMANDS[family]
+    if args.pooled or args.more:
+        if not args.pooled:
+            raise UsageError(f"identify: {len(args.more) + 1} files; add --pooled to identify "
+                             "them together, or give one")
+        if commands.identify_pooled is None:
+            raise UsageError(f"--pooled: rig kind {family} has no pooled identification yet "
+                             "(the furuta rig has)")
+        return commands.identify_pooled(args, capture)
+    if args.hours is not None:
+        raise UsageError("--hours is for --pooled")
+    return commands.identify(args, capture)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -91,6 +91,9 @@ def _realism_options(p: Any) -> None:
                    help="encoder interpolation error amplitude, counts")
     r.add_argument("--lost-frames", type=float, metavar="P",
                    help="probability that a frame of 10 samples is lost")
+    r.add_argument("--drift", action="append", metavar="NAME=RATE",
+                   help="a friction parameter drifting by RATE (a fraction) per hour of "
+                        "session time, e.g. mu_v1=0.0125 (repeat for several)")
 
 
 def _offline_commands(sub: Any, methods: list[str]) -> None:
@@ -113,6 +116,9 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
                                       "each within a factor of 1000 of seed 000's Table III")
     s.add_argument("--force", action="store_true", help="overwrite an existing file")
     _realism_options(s)
+    s.add_argument("--session-hours", type=float, default=0.0, metavar="H",
+                   help="the capture's time in its session, hours: what --drift has moved "
+                        "the friction by (default 0)")
     k = s.add_argument_group("other rig kinds (single, nlink:N; written as CSV)")
     k.add_argument("--rig", metavar="KIND", help="single or nlink:N (default: the config's "
                    "[rig] kind, furuta)")
@@ -130,10 +136,18 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
                                 "with --rig single or nlink:N, t,theta1[,theta2[,theta3]]); a "
                                 "regular file no longer than the settings allow a capture, a "
                                 "CSV's lines at most 4096 bytes")
+    i.add_argument("more", nargs="*", metavar="FILE",
+                   help="with --pooled: more captures of the same rig")
     i.add_argument("--tilt", type=float, help=f"tilt, in {TILT} (overrides the file's rig)")
     _rig_knowledge_options(i)
     i.add_argument("--method", default=_default_method(), choices=methods)
     i.add_argument("--json", action="store_true", help="print only the result as JSON")
+    i.add_argument("--pooled", action="store_true",
+                   help="identify the files one by one, then put them together: the rig's "
+                        "friction with intervals, and whether it drifted between them")
+    i.add_argument("--hours", type=float, nargs="+", metavar="H",
+                   help="with --pooled: each file's time in the session, hours (default: "
+                        "from the files' recorded times)")
     _angle_options(i)
     _chain_options(i)
     i.set_defaults(handler="_offline:cmd_identify")
@@ -320,6 +334,14 @@ def _session_commands(sub: Any, methods: list[str]) -> None:
         if verb == "status":
             p.add_argument("--json", action="store_true")
             p.add_argument("--all", action="store_true", help="every session")
+    si = ss.add_parser("identify", help="the session's captures put together: its friction "
+                                        "with intervals, and whether it drifted")
+    si.add_argument("session", nargs="?", help="session id (default: the latest)")
+    si.add_argument("--method", default=_default_method(), choices=methods,
+                    help="whose results to pool (default: the recommended estimator's)")
+    si.add_argument("--json", action="store_true", help="print the hilrig.session-result/1 JSON")
+    si.add_argument("--dry-run", action="store_true", help="print it without keeping it")
+    si.set_defaults(handler="_session_pooled:cmd_session_identify")
 
 
 def _catalog_commands(sub: Any, methods: list[str]) -> None:

@@ -35,3 +35,6 @@ class RigCommands:
     compare: Callable[[argparse.Namespace], int]
     #: the options as the config's [rig] kind fills them where --rig was not given
     from_config: Callable[[argparse.Namespace, RigKindConfig], argparse.Namespace] = as_given
+    #: identify several files of one rig and put them together (--pooled); None: the kind
+    #: has no pooled identification yet
+    identify_pooled: Callable[[argparse.Namespace, Capture | None], int] | None = None

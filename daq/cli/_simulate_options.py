@@ -33,7 +33,8 @@ def realism_arg(args: argparse.Namespace, base: Realism) -> Realism:
              "drag1": args.drag, "spring0": args.spring, "hand_tremor_rad": args.tremor,
              "push_rad_s": tuple(args.push) if args.push else None, "noise_rad": args.noise,
              "jitter_counts": args.jitter, "interpolation_counts": args.interpolation,
-             "lost_frames": args.lost_frames}
+             "lost_frames": args.lost_frames,
+             "drift_per_hour": _drift_arg(getattr(args, "drift", None))}
     try:
         return Realism(**{**base.model_dump(), **{k: v for k, v in given.items()
                                                   if v is not None}})
@@ -42,7 +43,25 @@ def realism_arg(args: argparse.Namespace, base: Realism) -> Realism:
         field = str(err["loc"][0]) if err["loc"] else ""
         option = _REALISM_OPTIONS.get(field) if given.get(field) is not None else None
         where = option or f"[sim.realism] {field}"
-        raise UsageError(f"simulate: {where}: {err['msg']}") from None
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"simulate: {where}: {msg}") from None
+
+
+def _drift_arg(given: list[str] | None) -> dict[str, float] | None:
+    """--drift NAME=RATE, repeated, as a mapping; one line for a malformed one."""
+    if not given:
+        return None
+    out = {}
+    for item in given:
+        name, sep, rate = item.partition("=")
+        try:
+            out[name.strip()] = float(rate)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise UsageError(f"simulate: --drift {item!r}: expected NAME=RATE, e.g. "
+                             "mu_v1=0.0125")
+    return out
 
 
 #: the simulate option of each Realism field, for errors that name what the user typed
@@ -50,4 +69,5 @@ _REALISM_OPTIONS = {
     "seed": "--seed", "rig_error": "--rig-error", "tilt_error_deg": "--tilt-error",
     "drag1": "--drag", "spring0": "--spring", "hand_tremor_rad": "--tremor",
     "push_rad_s": "--push", "noise_rad": "--noise", "jitter_counts": "--jitter",
-    "interpolation_counts": "--interpolation", "lost_frames": "--lost-frames"}
+    "interpolation_counts": "--interpolation", "lost_frames": "--lost-frames",
+    "drift_per_hour": "--drift"}

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         CatalogError,
         ErrorRow,
         ResultRow,
+        SessionResultRow,
         SessionRow,
     )
     from ._csv import (
@@ -86,7 +87,7 @@ _EXPORTS = {
     ),
     "._catalog": (
         "CATALOG_NAME", "CaptureRow", "Catalog", "CatalogError", "ErrorRow", "ResultRow",
-        "SessionRow",
+        "SessionResultRow", "SessionRow",
     ),
     "._csv": (
         "CSV_COLUMNS", "CSV_MAX_BYTES", "JointTable", "read_capture_csv", "read_joint_csv",
@@ -125,7 +126,9 @@ __all__ = [
     "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES", "FORMAT_NAME",
     "FORMAT_VERSION",
     "MIN_SAMPLES", "OUTBOX_NAME", "CaptureFileError", "CaptureLimits", "CaptureRow", "Catalog",
-    "CatalogError", "ErrorRow", "Outbox", "OutboxRow", "ResultRow", "SessionRow", "disk_full",
+    "CatalogError", "ErrorRow", "Outbox", "OutboxRow", "ResultRow", "SessionResultRow",
+    "SessionRow",
+    "disk_full",
     "free_mb",
     "JointTable", "plain_capture_path", "read_capture", "read_capture_csv", "read_capture_h5",
     "read_joint_csv", "recorded_kind", "result_path", "write_joint_csv",

@@ -27,15 +27,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hilrig.identify import SOFTWARE_VERSION, IdentificationResult, utc_now
+from hilrig.identify import SOFTWARE_VERSION, IdentificationResult, SessionResult, utc_now
 
 from ..config import first_error
 
 __all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", "ResultRow",
+           "SessionResultRow",
            "SessionRow"]
 
 CATALOG_NAME = "catalog.sqlite"
-SCHEMA_VERSION = 4  # 2: results.queued_utc; 3: sessions.retained_cleared_utc; 4: campaigns
+SCHEMA_VERSION = 5  # 2: results.queued_utc; 3: sessions.retained_cleared_utc; 4: campaigns;
+#                    5: session_results
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -102,6 +104,17 @@ CREATE TABLE IF NOT EXISTS campaign_tasks (
     updated_utc      TEXT NOT NULL,
     PRIMARY KEY (campaign_id, capture_id, method)
 );
+CREATE TABLE IF NOT EXISTS session_results (
+    session_result_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id       TEXT NOT NULL REFERENCES sessions(session_id),
+    capture_method   TEXT NOT NULL,          -- the method its captures were identified by
+    verdict          TEXT NOT NULL,
+    captures         INTEGER NOT NULL,       -- pooled (included)
+    created_utc      TEXT NOT NULL,
+    result_json      TEXT NOT NULL,          -- hilrig.session-result/1
+    software_version TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS session_results_by_session ON session_results(session_id);
 CREATE TABLE IF NOT EXISTS errors (
     error_id         INTEGER PRIMARY KEY AUTOINCREMENT,
     time_utc         TEXT NOT NULL,
@@ -178,6 +191,27 @@ class ResultRow:
             raise CatalogError(f"result {self.result_id} (capture {self.capture_id}, "
                                f"{self.method}) is unreadable: "
                                f"{first_error(exc, 'result')}") from None
+
+
+@dataclass(frozen=True)
+class SessionResultRow:
+    session_result_id: int
+    session_id: str
+    capture_method: str
+    verdict: str
+    captures: int
+    created_utc: str
+    result_json: str
+    software_version: str
+
+    def result(self) -> SessionResult:
+        """The pooled result as stored; CatalogError (one line) if it no longer reads."""
+        try:
+            return SessionResult.model_validate_json(self.result_json)
+        except ValidationError as exc:
+            raise CatalogError(f"session result {self.session_result_id} (session "
+                               f"{self.session_id}) is unreadable: "
+                               f"{first_error(exc, 'session result')}") from None
 
 
 @dataclass(frozen=True)
@@ -365,11 +399,14 @@ class Catalog:
     # -- captures ---------------------------------------------------------------------------
     def add_capture(self, capture_id: str, *, status: str, session_id: str | None = None,
                     seq: int | None = None, pose: list[float] | None = None,
-                    path: str | None = None, software_version: str = SOFTWARE_VERSION) -> None:
+                    path: str | None = None, software_version: str = SOFTWARE_VERSION,
+                    started_utc: str | None = None) -> None:
+        """A new capture; started_utc: when it started (default now; an import keeps the
+        time it was recorded)."""
         self._write("INSERT INTO captures (capture_id, session_id, seq, pose_json, status, path, "
                     "started_utc, software_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     capture_id, session_id, seq, None if pose is None else json.dumps(pose),
-                    status, path, utc_now(), software_version)
+                    status, path, started_utc or utc_now(), software_version)
 
     def update_capture(self, capture_id: str, **fields: Any) -> None:
         unknown = set(fields) - _UPDATABLE
@@ -456,6 +493,33 @@ class Catalog:
                 args.append(value)
         rows = self._conn.execute(sql + " ORDER BY r.result_id", args)
         return [ResultRow(**{k: r[k] for k in r.keys()}) for r in rows]
+
+    # -- session results (several captures pooled) -------------------------------------------
+    def add_session_result(self, result: SessionResult) -> SessionResultRow:
+        """Keep a session's pooled result (a new row each time: a later one supersedes)."""
+        if result.session_id is None:
+            raise CatalogError("a session result needs its session_id")
+        self.session(result.session_id)  # one line if the session is unknown
+        cur = self._write(
+            "INSERT INTO session_results (session_id, capture_method, verdict, captures, "
+            "created_utc, result_json, software_version) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            result.session_id, result.capture_method, result.verdict,
+            sum(c.included for c in result.captures), result.created_utc, result.to_json(),
+            result.software_version)
+        row = self._one("SELECT * FROM session_results WHERE session_result_id = ?",
+                        int(cur.lastrowid or 0))
+        assert row is not None
+        return SessionResultRow(**{k: row[k] for k in row.keys()})
+
+    def session_results(self, session_id: str | None = None) -> list[SessionResultRow]:
+        """Pooled results in the order they were kept (of one session, or every one)."""
+        sql = "SELECT * FROM session_results"
+        args: tuple[Any, ...] = ()
+        if session_id is not None:
+            sql += " WHERE session_id = ?"
+            args = (session_id,)
+        rows = self._conn.execute(sql + " ORDER BY session_result_id", args)
+        return [SessionResultRow(**{k: r[k] for k in r.keys()}) for r in rows]
 
     # -- errors -----------------------------------------------------------------------------
     def add_error(self, message: str, *, session_id: str | None = None,

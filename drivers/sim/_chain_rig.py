@@ -64,6 +64,9 @@ class SimulatedChainRig(SimulatedRig):
         if mount.rig.links > 2:
             raise ValueError(f"rig kind {mount.rig.kind} needs {mount.rig.links} encoders; "
                              "the bridge has 2")
+        if realism is not None and realism.drift_per_hour:
+            raise ValueError(f"rig kind {mount.rig.kind}: friction drift is simulated for "
+                             "the furuta rig only")
         self.mount = mount
         self._links = mount.rig.links
         super().__init__(None, friction, pose_deg, rate_hz=rate_hz,
@@ -77,6 +80,9 @@ class SimulatedChainRig(SimulatedRig):
         self._pose = self.mount.links_of(np.radians(np.asarray(pose_deg))[None, :])[0]
         self._state = np.concatenate([self._pose, np.zeros(self._links)])
         self._tremor = Tremor(self.realism.hand_tremor_rad, self._rng, self._links)
+
+    def _drift(self) -> None:
+        """A chain rig's friction does not drift (refused above)."""
 
     def _push(self) -> np.ndarray:
         """The push on the last link (the hand's), the arm's push on the others."""

@@ -26,6 +26,7 @@ from hilrig.identify.model import (
     Realism,
     RigParams,
     Tremor,
+    drifted_friction,
     encoder_counts,
     encoder_quantum,
     lost_frames,
@@ -62,11 +63,15 @@ class SimulatedRig:
         hold_s: float = 1.0,
         auto_release: bool = True,
         realism: Realism | None = None,
+        session_hours: float = 0.0,
     ) -> None:
         if block_size < 1 or not (math.isfinite(rate_hz) and rate_hz > 0) or counts_per_rev < 4:
             raise ValueError("block_size >= 1, finite rate_hz > 0 and counts_per_rev >= 4 "
                              "are required")
         self.realism = realism or Realism()
+        if not (math.isfinite(session_hours) and session_hours >= 0):
+            raise ValueError(f"session_hours must be finite and >= 0, got {session_hours}")
+        self._hours0 = float(session_hours)  # where the device's clock starts in a session
         self._rng = self.realism.rng()
         self.nominal = rig or RigParams()
         # the rig as built: drawn once, as a real one is built once
@@ -156,6 +161,7 @@ class SimulatedRig:
                     dims = self._pose.size
                     self._state[:dims] = self._pose + self._tremor.angles(np.array([t_go]))[0]
                     self._state[dims:] = self._tremor.velocity(t_go) + self._push()
+                    self._drift()
                     self._held = False
                     self.release_index = self._index
                     self._release_at = None
@@ -174,7 +180,19 @@ class SimulatedRig:
                 k = n
         return self._channels(out)
 
+    @property
+    def session_hours(self) -> float:
+        """The session's time on the device's own clock, in hours (session_hours at its
+        start): the time friction drifts by."""
+        return self._hours0 + self._index / self.rate_hz / 3600.0
+
     # -- what a rig of another kind changes (drivers.sim.SimulatedChainRig) ---------------
+    def _drift(self) -> None:
+        """At a release, the friction the session's time has drifted it to (a swing of a
+        minute drifts by a thousandth of an hour's rate: one value per swing)."""
+        self._fr_arr = drifted_friction(self.friction, self.realism,
+                                        self.session_hours).as_array()
+
     def _push(self) -> np.ndarray:
         """The velocity the hand gives each joint as it lets go."""
         return np.asarray(self.realism.push_rad_s)

@@ -62,9 +62,11 @@ if TYPE_CHECKING:
         term_of,
     )
     from ._realism import (
+        DRIFT_LIMIT,
         RIG_ERROR_FIELDS,
         Realism,
         Tremor,
+        drifted_friction,
         encoder_counts,
         hand_tremor,
         lost_frames,
@@ -132,8 +134,8 @@ _EXPORTS = {
         "term_of",
     ),
     "._realism": (
-        "RIG_ERROR_FIELDS", "Realism", "Tremor", "encoder_counts", "hand_tremor",
-        "lost_frames", "true_rig",
+        "DRIFT_LIMIT", "RIG_ERROR_FIELDS", "Realism", "Tremor", "drifted_friction",
+        "encoder_counts", "hand_tremor", "lost_frames", "true_rig",
     ),
     "._kernels": (
         "KERNELS", "compile_in_background", "ensure_compiled",
@@ -164,9 +166,10 @@ __all__ = [
     "simulate_jobs", "acceleration_derivatives", "coefficient_jacobian",
     "simulate_jobs_sensitivity", "simulate_sensitivity", "N_COEFF", "acceleration_of",
     "coefficients",
-    "COUNTS_PER_REV", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES", "QUANTUM",
-    "RIG_ERROR_FIELDS", "RIG_LAYOUT", "FrictionParams", "Realism", "RigParams",
-    "Tremor", "acceleration", "bias_gravity", "encoder_counts", "encoder_quantum", "extra_torque",
+    "COUNTS_PER_REV", "DRIFT_LIMIT", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES",
+    "QUANTUM", "RIG_ERROR_FIELDS", "RIG_LAYOUT", "FrictionParams", "Realism", "RigParams",
+    "Tremor", "acceleration", "bias_gravity", "drifted_friction", "encoder_counts",
+    "encoder_quantum", "extra_torque",
     "friction", "friction_rate", "friction_torque", "hand_tremor", "inverse_dynamics",
     "joint_of", "joint_params",
     "lost_frames", "mass_matrix", "param_index", "param_indices", "param_name",

@@ -4,7 +4,8 @@ A real capture differs from identify's own model in every way a test of an estim
 should try: the rig is not the nominal one the estimator is told, the model leaves out
 air drag and the arm's cable, a hand holds the pendulum with a little tremor and lets go
 with a push, the angles are noisy, the encoder's counts jitter and carry its
-interpolation error, and frames are lost on the link. `Realism` holds those knobs; the
+interpolation error, frames are lost on the link, and over a night the friction drifts
+(warming bearings, wear). `Realism` holds those knobs; the
 functions below apply them, each drawing from the generator it is given, so one seed
 reproduces one capture and successive draws differ as successive releases do.
 
@@ -17,12 +18,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ._params import UNCERTAIN_FIELDS, RigParams
+from ._params import PARAM_NAMES, UNCERTAIN_FIELDS, FrictionParams, RigParams
 
-__all__ = ["RIG_ERROR_FIELDS", "Realism", "Tremor", "encoder_counts", "hand_tremor",
-           "lost_frames", "true_rig"]
+__all__ = ["DRIFT_LIMIT", "RIG_ERROR_FIELDS", "Realism", "Tremor", "drifted_friction",
+           "encoder_counts", "hand_tremor", "lost_frames", "true_rig"]
+
+#: the largest drift per hour a friction parameter may be given, as a fraction
+DRIFT_LIMIT = 1.0
 
 #: the rig quantities a CAD model or a data sheet gives, and a real rig departs from
 RIG_ERROR_FIELDS = UNCERTAIN_FIELDS
@@ -60,6 +64,22 @@ class Realism(BaseModel):
     lost_frames: float = Field(0.0, ge=0, le=0.5,
                                description="probability that a frame of samples is lost")
     frame_samples: int = Field(10, ge=1, le=1000, description="samples per frame")
+    drift_per_hour: dict[str, float] = Field(
+        default_factory=dict,
+        description="friction parameters that drift over the session, each by this fraction "
+                    "of its value per hour of session time (0.02: +2 %/h), linearly")
+
+    @field_validator("drift_per_hour")
+    @classmethod
+    def _known_drift(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, rate in v.items():
+            if name not in PARAM_NAMES:
+                raise ValueError(f"drift of {name!r}: not a friction parameter "
+                                 f"({', '.join(PARAM_NAMES)})")
+            if not (math.isfinite(rate) and abs(rate) <= DRIFT_LIMIT):
+                raise ValueError(f"drift of {name}: {rate!r} per hour, not within "
+                                 f"+-{DRIFT_LIMIT:g}")
+        return dict(v)
 
     @property
     def ideal(self) -> bool:
@@ -68,6 +88,18 @@ class Realism(BaseModel):
 
     def rng(self) -> np.random.Generator:
         return np.random.default_rng(self.seed)
+
+
+def drifted_friction(friction: FrictionParams, realism: Realism, hours: float
+                     ) -> FrictionParams:
+    """The friction after `hours` of session time: each parameter of drift_per_hour times
+    1 + rate x hours (never below a tenth of its start, as no bearing loses all its
+    friction; a transition velocity stays above zero)."""
+    if not realism.drift_per_hour or hours == 0:
+        return friction
+    return friction.model_copy(update={
+        name: getattr(friction, name) * max(0.1, 1.0 + rate * hours)
+        for name, rate in realism.drift_per_hour.items()})
 
 
 def true_rig(nominal: RigParams, realism: Realism, rng: np.random.Generator) -> RigParams:

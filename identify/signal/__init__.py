@@ -29,6 +29,7 @@ from ._monte_carlo import CONDITIONS, NOISY_CONDITIONS, random_realistic_capture
 from ._motion_start import LEAVES_FOR_S, LET_GO_S, motion_start
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._savgol import savgol_coefficients, savgol_filter
+from ._session import SimulatedSession, simulated_session
 from ._synthetic import (
     SyntheticCapture,
     chain_record,
@@ -42,7 +43,7 @@ __all__ = [
     "chain_angles", "furuta_angles",
     "LEAVES_FOR_S", "LET_GO_S", "UNKNOWN_RESOLUTION_RAD", "chain_record", "motion_start",
     "Decimated", "Measurement", "Record", "Release",
-    "SyntheticCapture",
+    "SimulatedSession", "SyntheticCapture",
     "contiguous_segments",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
@@ -51,5 +52,5 @@ __all__ = [
     "savitzky_golay_second",
     "CONDITIONS", "NOISY_CONDITIONS", "random_realistic_capture", "realistic_capture",
     "second_derivative_kernel",
-    "simulated_measurement",
+    "simulated_measurement", "simulated_session",
 ]

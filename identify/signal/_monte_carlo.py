@@ -25,7 +25,8 @@ import numpy as np
 from ..model import RIG_ERROR_FIELDS, FrictionParams, Realism, RigParams
 from ._synthetic import SyntheticCapture, realistic_capture
 
-__all__ = ["CONDITIONS", "NOISY_CONDITIONS", "random_realistic_capture"]
+__all__ = ["CONDITIONS", "NOISY_CONDITIONS", "random_friction", "random_realistic_capture",
+           "random_release", "random_rig"]
 
 #: what a capture has on top of the realistic draw (module docstring)
 CONDITIONS = ("realistic", "table-v", "sensor", "drag-cable", "no-hump")
@@ -43,31 +44,9 @@ def random_realistic_capture(rng: np.random.Generator, nominal: RigParams,
     rate_hz says."""
     if condition not in CONDITIONS:
         raise ValueError(f"condition {condition!r}: expected one of {', '.join(CONDITIONS)}")
-    c = centre.as_array()
-    f = c.copy()
-    for j in (0, 1):
-        b = 5 * j
-        f[b] = c[b] * math.exp(rng.uniform(math.log(0.5), math.log(2.0)))
-        f[b + 1] = f[b] * rng.uniform(0.8, 3.0)
-        f[b + 2] = c[b + 2] * math.exp(rng.uniform(math.log(0.5), math.log(2.0)))
-        f[b + 3] = math.exp(rng.uniform(math.log(1e-4), math.log(1e-1)))
-    friction = FrictionParams.from_array(f)
-    true_tilt = float(rng.uniform(5.0, 30.0))
-    built = nominal.model_copy(update={
-        **{n: getattr(nominal, n) * (1 + rng.uniform(-0.1, 0.1)) for n in RIG_ERROR_FIELDS},
-        "tilt_deg": true_tilt})
-    told = nominal.model_copy(update={
-        "m1": built.m1 * (1 + rng.normal(0, 0.005)), "m2": built.m2 * (1 + rng.normal(0, 0.005)),
-        "tilt_deg": true_tilt + float(rng.uniform(-2.0, 2.0)),
-        "m2_l2": built.m2 * built.l2 * (1 + rng.normal(0, 0.005)), "cad_uncertainty": 0.1,
-        "uncertainty": {"m1": 0.005, "m2": 0.005, "m2_l2": 0.005}})
-    realism = Realism(seed=int(rng.integers(2**31)),
-                      hand_tremor_rad=float(rng.uniform(0, 0.003)),
-                      push_rad_s=(float(rng.uniform(-0.2, 0.2)), float(rng.uniform(-0.2, 0.2))),
-                      lost_frames=float(rng.uniform(0, 0.005)),
-                      interpolation_counts=float(rng.uniform(0, 0.3)),
-                      jitter_counts=int(rng.integers(0, 2)))
-    pose = (float(rng.uniform(-20, 20)), float(rng.uniform(60, 160)) * float(rng.choice([-1, 1])))
+    friction = random_friction(rng, centre)
+    built, told = random_rig(rng, nominal)
+    realism, pose = random_release(rng)
     if condition == "table-v":
         realism, rate_hz = realism.model_copy(update={"noise_rad": 0.1}), 1_000.0
     elif condition == "sensor":
@@ -84,3 +63,42 @@ def random_realistic_capture(rng: np.random.Generator, nominal: RigParams,
             f"mu_s{j}": getattr(friction, f"mu_d{j}") for j in (0, 1) if flat[j]})
     return realistic_capture(told, friction, pose, duration, realism, rest_s=1.0, rig=built,
                              rate_hz=rate_hz, capture_id=capture_id)
+
+
+def random_friction(rng: np.random.Generator, centre: FrictionParams) -> FrictionParams:
+    """A friction about `centre` (module docstring)."""
+    c = centre.as_array()
+    f = c.copy()
+    for j in (0, 1):
+        b = 5 * j
+        f[b] = c[b] * math.exp(rng.uniform(math.log(0.5), math.log(2.0)))
+        f[b + 1] = f[b] * rng.uniform(0.8, 3.0)
+        f[b + 2] = c[b + 2] * math.exp(rng.uniform(math.log(0.5), math.log(2.0)))
+        f[b + 3] = math.exp(rng.uniform(math.log(1e-4), math.log(1e-1)))
+    return FrictionParams.from_array(f)
+
+
+def random_rig(rng: np.random.Generator, nominal: RigParams) -> tuple[RigParams, RigParams]:
+    """The rig as built about `nominal`, and what a lab tells of it (module docstring)."""
+    true_tilt = float(rng.uniform(5.0, 30.0))
+    built = nominal.model_copy(update={
+        **{n: getattr(nominal, n) * (1 + rng.uniform(-0.1, 0.1)) for n in RIG_ERROR_FIELDS},
+        "tilt_deg": true_tilt})
+    told = nominal.model_copy(update={
+        "m1": built.m1 * (1 + rng.normal(0, 0.005)), "m2": built.m2 * (1 + rng.normal(0, 0.005)),
+        "tilt_deg": true_tilt + float(rng.uniform(-2.0, 2.0)),
+        "m2_l2": built.m2 * built.l2 * (1 + rng.normal(0, 0.005)), "cad_uncertainty": 0.1,
+        "uncertainty": {"m1": 0.005, "m2": 0.005, "m2_l2": 0.005}})
+    return built, told
+
+
+def random_release(rng: np.random.Generator) -> tuple[Realism, tuple[float, float]]:
+    """A hand's release and the link's imperfections (module docstring), and the pose."""
+    realism = Realism(seed=int(rng.integers(2**31)),
+                      hand_tremor_rad=float(rng.uniform(0, 0.003)),
+                      push_rad_s=(float(rng.uniform(-0.2, 0.2)), float(rng.uniform(-0.2, 0.2))),
+                      lost_frames=float(rng.uniform(0, 0.005)),
+                      interpolation_counts=float(rng.uniform(0, 0.3)),
+                      jitter_counts=int(rng.integers(0, 2)))
+    pose = (float(rng.uniform(-20, 20)), float(rng.uniform(60, 160)) * float(rng.choice([-1, 1])))
+    return realism, pose

@@ -185,6 +185,9 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     check_capture_length(args, 1000.0 if args.rate is None else args.rate, settings)
     realism = realism_arg(args, settings.sim.realism)
     rig = _rig(args)
+    if realism.drift_per_hour or args.session_hours:
+        raise UsageError(f"--drift and --session-hours: rig kind {rig.kind}'s friction does "
+                         "not drift in the simulation (the furuta rig's does)")
     if out.suffix.lower() != ".csv":
         raise UsageError(f"--out {out}: a {rig.kind} record is written as CSV (t,theta1...)")
     params = params_arg(args.params, rig.links) if args.params else default_chain_params(rig.links)

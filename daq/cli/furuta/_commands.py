@@ -15,23 +15,22 @@ from hilrig.identify import (
     PARAM_NAMES,
     FrictionParams,
     IdentificationResult,
-    Measurement,
     identify,
 )
 from hilrig.identify.model import RIG_ERROR_FIELDS, RigParams
 from hilrig.identify.reference import TABLE_III_TRUTH
 
-from ...acquisition import Capture, TriggerInfo, to_measurement
+from ...acquisition import Capture, TriggerInfo
 from ...config import Settings, first_error
 from ...storage import write_capture_csv, write_capture_h5
-from .._capture_files import check_out_free, read_capture_file
+from .._capture_files import check_out_free
 from .._fit_guard import fit_guard
-from .._measured import with_measured
 from .._progress import ProgressBar
 from .._ranges import Range
 from .._rig_commands import RigCommands
 from .._simulate_options import check_capture_length, realism_arg
 from .._usage import UsageError, json_arg, settings_of
+from ._measurement import FURUTA_HINT, load_measurement
 
 __all__ = ["FURUTA_COMMANDS", "format_result"]
 
@@ -97,7 +96,8 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     check_capture_length(args, rate, settings)
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
-                       hold_s=args.rest, realism=realism)
+                       hold_s=args.rest, realism=realism,
+                       session_hours=_session_hours(args))
     total = int(round(args.rest * rate)) + int(round(args.duration * rate)) + 1
     bar = ProgressBar("simulate")
     index, chunks = [], []
@@ -126,6 +126,13 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _session_hours(args: argparse.Namespace) -> float:
+    hours = args.session_hours
+    if not (math.isfinite(hours) and 0 <= hours <= 1000):
+        raise UsageError(f"--session-hours must be in [0, 1000], got {hours:g}")
+    return float(hours)
+
+
 def _departures(nominal: RigParams, true: RigParams) -> str:
     """How the true rig departs from the nominal one, briefly."""
     parts = [f"{name} {100 * (getattr(true, name) / getattr(nominal, name) - 1):+.1f} %"
@@ -140,50 +147,15 @@ def _departures(nominal: RigParams, true: RigParams) -> str:
 
 
 # -- identify ----------------------------------------------------------------------------
-def _load_measurement(args: argparse.Namespace, settings: Settings,
-                      capture: Capture | None = None) -> Measurement:
-    path, tilt = args.file, args.tilt
-    unit, zero = getattr(args, "unit", None), getattr(args, "zero", None)
-    if capture is not None and (unit or zero):
-        raise UsageError(f"{path}: --unit and --zero are for a CSV's angles; an HDF5 capture "
-                         "records its encoders' counts")
-    capture = capture or read_capture_file(path, settings, unit, zero)
-    # an HDF5 capture records its rig; a CSV import has none, so it gets the configured one
-    rig = capture.rig if capture.source.kind != "replay" else settings.rig
-    rig = rig.model_copy(update={"tilt_deg": tilt}) if tilt is not None else rig
-    if not 0 <= rig.tilt_deg < 90:
-        raise UsageError(f"--tilt must be in [0, 90) degrees, got {rig.tilt_deg}")
-    rig = with_measured(rig, args.measured, args.cad_uncertainty)
-    _check_moves(path, capture)
-    try:
-        return to_measurement(capture, rig)
-    except ValueError as exc:  # what identification cannot take: one line, naming the file
-        raise UsageError(f"{path}: {exc}") from None
-
-
-def _check_moves(path: str, capture: Capture) -> None:
-    """A capture in which neither joint moves more than two encoder counts is no free
-    decay; its fit would divide by a zero residual."""
-    quantum = 2 * math.pi / np.asarray(capture.counts_per_rev, dtype=np.float64)
-    if np.all(np.ptp(capture.angles_rad, axis=0) <= 2 * quantum):
-        raise UsageError(f"{path}: neither joint moves (a capture is a free decay after a "
-                         "release)")
-
-
-#: what to try when a Furuta fit fails numerically
-_FURUTA_HINT = ("check the rig values it starts from ([rig] in the config, --measured, "
-                "--tilt) against the rig, or try another --method")
-
-
 def _identify(args: argparse.Namespace, capture: Capture | None) -> int:
     settings = settings_of(args)
     for flag in ("validate", "params", "friction_law", "segment_s"):
         if getattr(args, flag, None):
             raise UsageError(f"--{flag.replace('_', '-')} is for --rig single or nlink:N")
-    m = _load_measurement(args, settings, capture)
+    m = load_measurement(args, settings, capture)
     bar = ProgressBar(f"identify {args.method}")
     try:
-        with fit_guard(args.file, _FURUTA_HINT):
+        with fit_guard(args.file, FURUTA_HINT):
             result = identify(m, method=args.method, progress=bar)
     finally:
         bar.close()
@@ -202,7 +174,7 @@ def format_result(result: IdentificationResult) -> str:
 def _compare(args: argparse.Namespace) -> int:
     from hilrig.identify.report import compare_methods, parameter_table, table_v
 
-    m = _load_measurement(args, settings_of(args))
+    m = load_measurement(args, settings_of(args))
     methods = args.methods.split(",") if args.methods else None
     unknown = [x for x in methods or [] if x not in METHODS]
     if unknown:
@@ -210,7 +182,7 @@ def _compare(args: argparse.Namespace) -> int:
                          f"{', '.join(sorted(METHODS))}")
     bar = ProgressBar("compare")
     try:
-        with fit_guard(args.file, _FURUTA_HINT):
+        with fit_guard(args.file, FURUTA_HINT):
             results = compare_methods(m, methods, progress=bar)
     finally:
         bar.close()
@@ -224,7 +196,7 @@ def _compare(args: argparse.Namespace) -> int:
 
         bar = ProgressBar("figures")
         try:
-            with fit_guard(args.file, _FURUTA_HINT):
+            with fit_guard(args.file, FURUTA_HINT):
                 if not any("initial_state" in r.diagnostics for r in results):
                     results.append(identify(m, method="grey-box"))
                 paths = write_figures(m, results, Path(args.plot), uas_run=run_uas(m),
@@ -241,4 +213,12 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 #: the Furuta rig's part of the offline commands (daq.cli._rig_commands)
-FURUTA_COMMANDS = RigCommands(simulate=_simulate, identify=_identify, compare=_compare)
+def _identify_pooled(args: argparse.Namespace, capture: Capture | None) -> int:
+    # on use: pooling loads scipy.stats, which a single file's identification never needs
+    from ._pooled import identify_pooled_files
+
+    return identify_pooled_files(args, capture)
+
+
+FURUTA_COMMANDS = RigCommands(simulate=_simulate, identify=_identify, compare=_compare,
+                              identify_pooled=_identify_pooled)

@@ -127,7 +127,7 @@ def test_results_of_a_schema_1_catalog_count_as_published(tmp_path):
         assert row.queued_utc == row.created_utc  # it was published when it was added
         assert cat.session("S1").retained_cleared_utc is None
     raw = sqlite3.connect(tmp_path / CATALOG_NAME)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
     raw.close()
 
 
@@ -178,3 +178,29 @@ def test_a_batch_is_kept_whole_or_not_at_all(tmp_path):
         with cat.batch():
             cat.add_result(_result(), capture_id="c1", result_key="k1")
         assert [r.result_key for r in cat.results()] == ["k1"]
+
+
+def test_a_schema_4_catalog_gains_the_session_results_and_keeps_each_answer(tmp_path, night):
+    import numpy as np
+
+    from hilrig.identify import pool_results
+
+    with Catalog.open(tmp_path) as cat:
+        cat.add_session("S1", "{}")
+    raw = sqlite3.connect(tmp_path / CATALOG_NAME)  # as the previous version left it
+    raw.execute("DROP TABLE session_results")
+    raw.execute("PRAGMA user_version=4")
+    raw.commit()
+    raw.close()
+    hours = np.linspace(0, 8, 5)
+    answer = pool_results(night(hours), hours, session_id="S1")
+    with Catalog.open(tmp_path) as cat:
+        assert cat.session_results("S1") == []
+        first = cat.add_session_result(answer)
+        second = cat.add_session_result(answer)  # a later answer is a row of its own
+        assert [r.session_result_id for r in cat.session_results("S1")] == [
+            first.session_result_id, second.session_result_id]
+        assert second.verdict == "no drift" and second.captures == 5
+        assert second.result() == answer
+        with pytest.raises(CatalogError, match="no session 'S2'"):
+            cat.add_session_result(answer.model_copy(update={"session_id": "S2"}))

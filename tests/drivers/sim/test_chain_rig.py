@@ -60,3 +60,11 @@ def test_a_double_pendulum_reads_link_two_against_link_one_and_round_trips():
 def test_three_links_do_not_fit_two_channels():
     with pytest.raises(ValueError, match="needs 3 encoders"):
         SimulatedChainRig(ChainMount(ChainRig(kind="nlink:3"), _params(1)))
+
+
+def test_a_chain_rig_refuses_a_drifting_friction():
+    from hilrig.identify.model import Realism
+
+    mount = ChainMount(ChainRig(kind="single"), _params(1), channel=1)
+    with pytest.raises(ValueError, match="furuta rig only"):
+        SimulatedChainRig(mount, realism=Realism(drift_per_hour={"mu_v1": 0.1}))

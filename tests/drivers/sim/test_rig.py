@@ -221,3 +221,34 @@ async def test_lost_frames_arrive_as_gaps_of_whole_frames_and_are_counted():
     missing = int(index[-1]) + 1 - index.size
     assert missing == rig.stats.lost_samples and 0.005 < missing / index[-1] < 0.02
     assert np.all(np.diff(index) > 0) and np.all((np.diff(index) - 1) % 10 == 0)
+
+
+def test_a_drifting_friction_swings_as_the_drifted_one_at_the_sessions_hour():
+    """drift_per_hour moves the friction by the session's time at each release: a
+    device 2 h into its session swings as one built with that friction."""
+    from hilrig.identify.model import Realism, drifted_friction
+
+    drift = Realism(drift_per_hour={"mu_v1": 0.05, "mu_d0": -0.02})
+    hold = 0.05
+    src = SimulatedRig(friction=TABLE_III_TRUTH, paced=False, hold_s=hold, realism=drift,
+                       session_hours=2.0)
+    at_release = 2.0 + hold / 3600.0
+    moved = drifted_friction(TABLE_III_TRUTH, drift, at_release)
+    assert moved.mu_v1 == pytest.approx(TABLE_III_TRUTH.mu_v1 * 1.1, rel=1e-4)
+    assert moved.mu_d0 == pytest.approx(TABLE_III_TRUTH.mu_d0 * 0.96, rel=1e-4)
+    built = SimulatedRig(friction=moved, paced=False, hold_s=hold)
+    np.testing.assert_array_equal(src.read(20_000).counts, built.read(20_000).counts)
+    assert src.session_hours == pytest.approx(2.0 + 2.0 / 3600.0)
+
+
+def test_a_drift_names_a_friction_parameter_and_a_rate_within_one_per_hour():
+    from pydantic import ValidationError
+
+    from hilrig.identify.model import Realism
+
+    with pytest.raises(ValidationError, match="not a friction parameter"):
+        Realism(drift_per_hour={"mu_x": 0.1})
+    with pytest.raises(ValidationError, match="not within"):
+        Realism(drift_per_hour={"mu_v1": 2.0})
+    with pytest.raises(ValueError, match="session_hours"):
+        SimulatedRig(session_hours=-1.0)

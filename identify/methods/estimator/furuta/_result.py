@@ -80,6 +80,28 @@ def _cramer_rao(fit: ShootingFit) -> dict[str, float]:
             if (i := p.friction_index(n)) is not None}
 
 
+def _within_rig(fit: ShootingFit) -> dict[str, float]:
+    """Each fitted friction parameter's standard error with the rig held at its estimate,
+    relative (of its log), the model error's widening included: the part of its
+    uncertainty another capture of the same rig does not share. The rest is the rig's
+    (mostly its scale, which the weighed masses set for every capture alike), so pooling
+    captures narrows only this part (identify.session)."""
+    p = fit.problem
+    n_rig = p.n_rig
+    cov = np.where(np.isfinite(fit.cov), fit.cov, 0.0)
+    rr = cov[:n_rig, :n_rig]
+    out: dict[str, float] = {}
+    for name in p.friction_names:
+        k = p.friction_index(name)
+        if k is None or not np.isfinite(fit.cov[k, k]):
+            continue
+        cross = cov[k, :n_rig]
+        var = float(cov[k, k] - cross @ np.linalg.pinv(rr, hermitian=True) @ cross)
+        widen = float(widening(fit.excess)[int(name[-1])])
+        out[name] = math.sqrt(max(var, 0.0)) * widen
+    return out
+
+
 def _left_out(name: str, laws: tuple[str, str], fit: ShootingFit,
               tried: list[dict[str, Any]]) -> str:
     """Why a term is not in its joint's chosen law, and what the law with it scored (the
@@ -227,6 +249,7 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
     diagnostics: dict[str, Any] = {
         "friction_laws": {n: law for n, law in zip(JOINT_NAMES, fit.problem.laws)},
         "cramer_rao": _cramer_rao(fit),
+        "within_rig_sd": _within_rig(fit),
         "extra_terms": chosen_extras,
         "models_tried": tried,
         "release": _release(m, fit, t_motion),

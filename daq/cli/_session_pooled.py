@@ -1,0 +1,24 @@
+"""`hilrig session identify [SESSION]`: a session's captures put together, its friction's
+drift tested; `results list --pooled` lists the answers kept."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..runtime import session_answer
+from ..storage import CatalogError
+from ._catalog import open_catalog, session_row
+from ._usage import UsageError, settings_of
+
+__all__ = ["cmd_session_identify"]
+
+
+def cmd_session_identify(args: argparse.Namespace) -> int:
+    with open_catalog(settings_of(args)) as cat:
+        row = session_row(cat, args.session)
+        try:
+            answer = session_answer(cat, row.session_id, args.method, keep=not args.dry_run)
+        except CatalogError as exc:
+            raise UsageError(str(exc)) from None
+    print(answer.to_json(indent=2) if args.json else str(answer))
+    return 0

@@ -1,0 +1,92 @@
+"""`hilrig session identify`: a session's captures put together from the results kept in the
+catalog, the answer kept as a row of its own; `hilrig identify A B --pooled` on files.
+Bad input is one line before any fit."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from hilrig.daq.storage import Catalog
+from hilrig.identify import SessionResult
+
+from .test_cli import assert_one_line_error, run_main
+
+HOURS = np.linspace(0.0, 8.0, 6)
+
+
+@pytest.fixture
+def archive(tmp_path, monkeypatch, night):
+    """A session of 6 captures 1.6 h apart from 22:00 whose pendulum's viscous term rose
+    10 % (their results as the estimator states them), and a session without results."""
+    root = tmp_path / "archive"
+    monkeypatch.setenv("HILRIG_STORAGE__DIRECTORY", str(root))
+    with Catalog.open(root) as cat:
+        cat.add_session("S-empty", "{}")
+        cat.add_session("S-night", "{}")
+        start = datetime(2026, 11, 27, 22, 0, tzinfo=UTC)
+        for k, result in enumerate(night(HOURS, drift={"mu_v1": 0.0125})):
+            stamp = (start + timedelta(hours=float(HOURS[k]))).isoformat(timespec="milliseconds")
+            cat.add_capture(result.capture_id or "", session_id="S-night", seq=k + 1,
+                            status="done", started_utc=stamp.replace("+00:00", "Z"))
+            cat.add_result(result, capture_id=result.capture_id or "")
+    return root
+
+
+def test_a_session_identified_gives_its_drift_and_keeps_the_answer(archive, capsys):
+    rc, out = run_main("session", "identify", "S-night")
+    assert rc == 0
+    assert out.startswith("session S-night: drift over 6 captures: mu_v1 +1.2 %/h")
+    rc, out = run_main("session", "identify", "S-night", "--json", "--dry-run")
+    answer = SessionResult.model_validate_json(out)
+    assert answer.verdict == "drift" and answer.session_id == "S-night"
+    assert [c.x for c in answer.captures] == pytest.approx(HOURS, abs=1 / 60)
+    with Catalog.open(archive) as cat:
+        (kept,) = cat.session_results("S-night")  # the dry run kept nothing
+        assert kept.verdict == "drift" and kept.captures == 6
+        assert kept.result().drift.slopes["mu_v1"].moved
+    assert json.loads(out)["schema"] == "hilrig.session-result/1"
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["session", "identify", "S-empty"], "session S-empty has no capture identified by"),
+    (["session", "identify", "S-typo"], "no session 'S-typo'"),
+])
+def test_a_session_without_results_or_unknown_is_a_one_line_error(archive, capfd, args,
+                                                                    fragment):
+    rc, _ = run_main(*args)
+    assert rc == 2
+    assert_one_line_error(capfd, fragment)
+
+
+@pytest.fixture(scope="module")
+def two_files(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pooled")
+    for name, theta1 in (("a", "120"), ("b", "110")):
+        rc, _ = run_main("simulate", "--out", str(out / f"{name}.h5"), "--duration", "3",
+                         "--theta1", theta1)
+        assert rc == 0
+    return out / "a.h5", out / "b.h5"
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    ([], "add --pooled to identify them together"),
+    (["--pooled", "--hours", "0"], "--hours: 1 values for 2 files"),
+    (["--pooled", "--method", "grey-box"], "not --method grey-box"),
+])
+def test_several_files_need_pooled_and_consistent_options(two_files, capfd, extra, fragment):
+    rc, _ = run_main("identify", str(two_files[0]), str(two_files[1]), *extra)
+    assert rc == 2
+    assert_one_line_error(capfd, fragment)
+
+
+def test_pooled_on_one_file_or_hours_without_pooled_are_one_line_errors(two_files, capfd):
+    rc, _ = run_main("identify", str(two_files[0]), "--pooled")
+    assert rc == 2
+    assert_one_line_error(capfd, "--pooled: give two capture files or more")
+    rc, _ = run_main("identify", str(two_files[0]), "--hours", "1")
+    assert rc == 2
+    assert_one_line_error(capfd, "--hours is for --pooled")
