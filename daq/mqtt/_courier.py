@@ -120,6 +120,10 @@ class Courier:
         self._set_latest(*self._builder.session(session_id, progress), group=session_id)
         return True
 
+    def put_session_result(self, session_id: str, result: BaseModel) -> None:
+        """``session/<session_id>/result``, retained (latest class): the newest answer."""
+        self._set_latest(*self._builder.session_result(session_id, result), group=session_id)
+
     def put_campaign(self, campaign_id: str, progress: dict[str, Any]) -> None:
         """``campaign/<campaign_id>``, retained (latest class): only the newest counts."""
         self._set_latest(*self._builder.campaign(campaign_id, progress), group=campaign_id)

@@ -37,6 +37,7 @@ from ._payloads import (
     OverlayPayload,
     ResultPayload,
     SessionPayload,
+    SessionResultPayload,
     State,
     StatusPayload,
     TelemetryPayload,
@@ -134,6 +135,16 @@ class MessageBuilder:
         body["software_version"] = body.get("software_version") or self.software_version
         msg = SessionPayload(rig_id=self.rig_id, session_id=session_id, **body)
         return self.topics.session(session_id), msg.to_json()
+
+    def session_result(self, session_id: str, result: BaseModel) -> Message:
+        """``session/<session_id>/result`` (retain it): hilrig.session-result/1."""
+        body = _body("hilrig.session-result/1", result, rig_id=self.rig_id)
+        if body.get("session_id") not in (None, session_id):
+            raise ValueError(f"hilrig.session-result/1: session_id {body['session_id']!r} in "
+                             f"the payload does not match {session_id!r}")
+        body["session_id"] = session_id
+        msg = SessionResultPayload(rig_id=self.rig_id, **body)
+        return self.topics.session_result(session_id), dump_json(msg)
 
     def campaign(self, campaign_id: str, progress: dict[str, Any]) -> Message:
         """``campaign/<campaign_id>`` (retain it)."""

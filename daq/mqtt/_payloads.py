@@ -16,11 +16,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from hilrig.drivers import SourceInfo
-from hilrig.identify import SOFTWARE_VERSION, IdentificationResult, ParameterEstimate, utc_now
+from hilrig.identify import (
+    SOFTWARE_VERSION,
+    IdentificationResult,
+    ParameterEstimate,
+    SessionResult,
+    utc_now,
+)
 
 __all__ = [
     "CapturePayload", "CaptureRecordPayload", "CommandReply", "EventPayload", "OverlayPayload",
-    "PAYLOADS", "ResultPayload",
+    "PAYLOADS", "ResultPayload", "SessionResultPayload",
     "SessionPayload", "State", "StatusPayload", "TelemetryPayload", "dump_json", "jsonable",
 ]
 
@@ -116,6 +122,15 @@ class ResultPayload(IdentificationResult):
     rig_id: str
     time: str = Field(default_factory=utc_now)
     msg_id: str | None = None
+
+
+class SessionResultPayload(SessionResult):
+    """``session/<session_id>/result`` (retained, QoS 1): the session's captures put
+    together, its friction's drift tested (identify.session)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    rig_id: str
+    time: str = Field(default_factory=utc_now)
 
 
 class SessionPayload(Envelope):
@@ -265,4 +280,5 @@ PAYLOADS: dict[str, type[BaseModel]] = {
     "hilrig.capture_record/1": CaptureRecordPayload,
     "hilrig.overlay/1": OverlayPayload,
     "hilrig.campaign/1": CampaignPayload,
+    "hilrig.session-result/1": SessionResultPayload,
 }

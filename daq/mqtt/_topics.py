@@ -64,6 +64,10 @@ class Topics:
     def session(self, session_id: str) -> str:
         return f"{self.prefix}/session/{check_level('session_id', session_id)}"
 
+    def session_result(self, session_id: str) -> str:
+        """A session's captures put together (retained)."""
+        return f"{self.session(session_id)}/result"
+
     def campaign(self, campaign_id: str) -> str:
         """A re-identification campaign's progress (retained)."""
         return f"{self.prefix}/campaign/{check_level('campaign_id', campaign_id)}"

@@ -77,6 +77,11 @@ class SessionPlan(BaseModel):
         description="corrupted bridge frames per second that suspend the session")
     max_in_flight: int = Field(
         2, ge=1, le=16, description="captures awaiting identification before a release waits")
+    pooled_min_captures: int = Field(
+        3, ge=0, le=100_000,
+        description="at its end the session's captures are put together (drift tested, "
+                    "`hilrig session identify`) when at least this many were identified; "
+                    "0: never")
 
     @field_validator("methods")
     @classmethod

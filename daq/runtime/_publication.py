@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from hilrig.drivers import Source
-from hilrig.identify import IdentificationResult
+from hilrig.identify import IdentificationResult, SessionResult
 
 from ..config import one_line
 from ..mqtt import Courier, State
@@ -81,6 +81,10 @@ class Publication:
 
     def session(self, session_id: str, progress: dict[str, Any]) -> None:
         self._put(lambda c: c.publish_session(session_id, progress))
+
+    def session_result(self, session_id: str, result: SessionResult) -> None:
+        """The session's captures put together (retained)."""
+        self._put(lambda c: _put_now(c.put_session_result, session_id, result))
 
     def capture_record(self, session_id: str, capture_id: str, record: dict[str, Any]) -> None:
         """A capture of a session and its results' summaries (retained)."""
@@ -153,6 +157,11 @@ class Publication:
             self._closing = True
             await self._task
             self._task = None
+
+
+async def _put_now(put: Callable[..., None], *args: Any) -> None:
+    """A courier's synchronous put as a publication job."""
+    put(*args)
 
 
 async def _cleared(courier: Courier, topics: list[str]) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hilrig.drivers import Source
-from hilrig.identify import IdentificationResult, utc_now
+from hilrig.identify import DEFAULT_METHOD, IdentificationResult, utc_now
 
 from ..acquisition import (
     BlockSeen,
@@ -42,6 +42,7 @@ from ..config import Settings, one_line
 from ..mqtt import CommandRouter, Courier, Topics
 from ..storage import (
     Catalog,
+    CatalogError,
     session_capture_path,
     session_folder,
 )
@@ -53,6 +54,7 @@ from ._plan import SessionPlan
 from ._records import CaptureRecords, prune_retained
 from ._releasers import Releaser
 from ._resume import finish_earlier_run
+from ._session_answer import session_answer
 from ._session_commands import SessionCommands
 from ._session_progress import session_progress
 from ._statistics import capture_statistics, rss_mb
@@ -204,7 +206,24 @@ class SessionRun:
         self.say(f"session {self.session_id}: {status}"
                  + (f" ({self.stop_reason})" if self.stop_reason else ""))
         self.tell_progress(status)
+        self._answer()
         return status
+
+    def _answer(self) -> None:
+        """The session's captures put together, kept and published (retained), once enough
+        were identified (plan.pooled_min_captures); a session that cannot be pooled says
+        why and ends as it was."""
+        need = self.plan.pooled_min_captures
+        if need == 0 or len(self.catalog.captures(self.session_id, status="done")) < need:
+            return
+        method = DEFAULT_METHOD if DEFAULT_METHOD in self.plan.methods else self.plan.methods[0]
+        try:
+            answer = session_answer(self.catalog, self.session_id, method)
+        except CatalogError as exc:
+            self.say(f"session {self.session_id}: not put together: {exc}")
+            return
+        self.say(f"session {self.session_id}: {answer.summary}")
+        self.publication.session_result(self.session_id, answer)
 
     # -- resume: finish what an earlier run left -------------------------------------------
     # -- between captures: stop, suspend, release, time out --------------------------------

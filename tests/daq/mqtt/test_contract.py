@@ -113,8 +113,8 @@ def test_every_message_of_a_three_capture_session_validates_against_its_schema(t
         _validator(msg["schema"]).validate(msg)
         assert msg["rig_id"] == rig_id and msg["time"].endswith("Z")
         levels = topic.split("/")
-        kind = {"hilrig.capture_record/1": "record", "hilrig.overlay/1": "overlay"}.get(
-            msg["schema"], levels[2])
+        kind = {"hilrig.capture_record/1": "record", "hilrig.overlay/1": "overlay",
+                "hilrig.session-result/1": "answer"}.get(msg["schema"], levels[2])
         seen[kind] = seen.get(kind, 0) + 1
         if kind == "capture":
             docs.setdefault(msg["capture_id"], []).append(msg["document"])
@@ -128,7 +128,11 @@ def test_every_message_of_a_three_capture_session_validates_against_its_schema(t
         if kind == "overlay":
             assert levels[3:] == [msg["capture_id"], DEFAULT_METHOD, "overlay"]
             overlays[msg["capture_id"]] = msg
+        if kind == "answer":  # the session's captures put together, as it ended
+            assert levels[2:] == ["session", msg["session_id"], "result"]
+            assert msg["verdict"] in ("no drift", "drift", "captures disagree beyond a trend")
     assert {"status", "capture", "result", "session", "telemetry"} <= set(seen)
+    assert seen["answer"] == 1
     assert len(docs) == 3
     for documents in docs.values():  # start, a progress a second at most, stop
         assert documents[0] == "start" and documents[-1] == "stop"

@@ -48,9 +48,11 @@ def _runner(settings, catalog, plan, publisher=None, events=None, progress=None)
 
 
 async def _session_with_subscriber(settings, catalog, plan, rig_id):
-    """Run the session while a separate MQTT client collects every result published."""
+    """Run the session while a separate MQTT client collects every result published, the
+    session's progress and its answer (session/<id>/result)."""
     got: dict[str, dict] = {}
     sessions: list[dict] = []
+    answers: list[dict] = []
     ready = asyncio.Event()
 
     async def listen() -> None:
@@ -64,6 +66,8 @@ async def _session_with_subscriber(settings, catalog, plan, rig_id):
                     got[msg.topic.value] = body  # not result/<id>/<method>/overlay
                 elif parts[2] == "session" and len(parts) == 4:
                     sessions.append(body)  # not session/<id>/capture/<capture id>
+                elif parts[2] == "session" and parts[4:] == ["result"]:
+                    answers.append(body)
 
     listener = asyncio.create_task(listen())
     await asyncio.wait_for(ready.wait(), 10)
@@ -75,7 +79,7 @@ async def _session_with_subscriber(settings, catalog, plan, rig_id):
     assert len(outbox) == 0  # every result acknowledged by the broker
     await asyncio.sleep(1.0)  # QoS 1 deliveries still in flight to the subscriber
     listener.cancel()
-    return runner, events, got, sessions
+    return runner, events, got, sessions, answers
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +91,15 @@ def twenty(tmp_path_factory):
                              mqtt={"rig_id": rig_id, "url": BROKER})
     plan = SessionPlan(captures=20, poses_deg=[POSE], paced=False, name="twenty")
     catalog = Catalog.open(root)
-    runner, events, got, sessions = asyncio.run(
+    runner, events, got, sessions, answers = asyncio.run(
         _session_with_subscriber(settings, catalog, plan, rig_id))
-    return root, catalog, runner, events, got, sessions
+    return root, catalog, runner, events, got, sessions, answers
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_twenty_captures_are_archived_identified_cataloged_and_published(twenty):
-    root, catalog, runner, events, got, sessions = twenty
+    root, catalog, runner, events, got, sessions, _ = twenty
     sid = runner.session_id
     caps = catalog.captures(sid)
     assert [c.seq for c in caps] == list(range(1, 21))
@@ -115,6 +119,18 @@ def test_twenty_captures_are_archived_identified_cataloged_and_published(twenty)
     assert sessions[-1]["state"] == "done" and sessions[-1]["done"] == 20
     assert any(e.endswith("capture 20/20: release from (0.0, 30.0) deg requested")
                for e in events)
+
+
+@pytest.mark.slow
+def test_at_its_end_the_session_puts_its_captures_together_keeps_and_publishes_it(twenty):
+    _, catalog, runner, events, _, _, answers = twenty
+    sid = runner.session_id
+    (kept,) = catalog.session_results(sid)
+    assert kept.captures == 20 and kept.verdict == "no drift"  # one rig, one friction
+    (answer,) = answers  # retained on session/<id>/result, validated by its schema
+    assert answer["schema"] == "hilrig.session-result/1" and answer["session_id"] == sid
+    assert answer["verdict"] == "no drift" and answer["rig_id"] == runner.settings.mqtt.rig_id
+    assert any(e == f"session {sid}: no drift over 20 captures" for e in events)
 
 
 @pytest.mark.slow

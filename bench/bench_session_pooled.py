@@ -1,0 +1,181 @@
+"""Simulated sessions put together: does the drift test find a drift that is there and
+leave alone one that is not, are its intervals honest, and what does pooling narrow?
+
+Each session (identify.signal.simulated_session) is one random rig and friction (the
+Monte Carlo's draws: the rig +-10 % off what the lab tells, friction about Table III)
+released `--captures` times over `--span` hours by a trembling hand, each capture 35 s
+at 10 kHz through imperfect encoders; each capture is identified by the recommended
+estimator, then the session's results are put together (identify.session.pool_results).
+Two kinds of session: "steady" (no drift) and "drift" (mu_v1 rising 10 % over the
+session, linearly in session time); `--outliers` adds a third, one capture of a knocked
+rig (its mu_v1 x 1.3).
+
+Prints, per kind: the verdicts; false alarms (a steady session called anything but "no
+drift"); the drift found (mu_v1 moved, and no other level) and the share of mu_v1's
+slope intervals holding the true slope; the pooled rig quantities the data fix alone
+(tilt, reduced length, L1): their coverage and how much narrower their intervals are
+than one capture's (median ratio); the pooled friction's coverage; and the time: the
+captures' identifications against the pooling.
+
+    python bench/bench_session_pooled.py [--sessions 40] [--captures 10] [--span 8]
+                                         [--duration 35] [--seed 1] [--workers 2]
+                                         [--outliers N] [--records JSONL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import statistics
+import time
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from hilrig.identify import TABLE_III_TRUTH, RigParams, identify, pool_results
+from hilrig.identify.model import rig_quantities
+from hilrig.identify.signal import SimulatedSession, simulated_session
+
+LEVELS = ("mu_d0", "mu_v0", "mu_d1", "mu_v1")
+DATA_ONLY = ("tilt_deg", "reduced_length", "L1")
+
+
+def _identify(job):
+    k, m = job
+    return k, identify(m)
+
+
+def _session(kind: str, seed: int, args: argparse.Namespace) -> SimulatedSession:
+    kw: dict = {}
+    if kind == "drift":
+        kw["drift_per_hour"] = {"mu_v1": 0.1 / args.span}
+    if kind == "outlier":
+        kw["outlier"] = args.captures // 2
+    return simulated_session(np.random.default_rng(seed), RigParams(), TABLE_III_TRUTH,
+                             args.captures, args.span, duration=args.duration, **kw)
+
+
+def _keep(directory: str, kind: str, s: int, session: SimulatedSession, results) -> None:
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, f"{kind}-{s:03d}.json"), "w") as f:
+        json.dump({"hours": session.hours.tolist(), "friction": session.friction.model_dump(),
+                   "rig": session.rig.model_dump(),
+                   "results": [json.loads(r.to_json()) for r in results]}, f)
+
+
+def _covers(ci, truth: float) -> bool:
+    return ci is not None and ci[0] <= truth <= ci[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", type=int, default=40, help="of each kind")
+    ap.add_argument("--captures", type=int, default=10)
+    ap.add_argument("--span", type=float, default=8.0, help="hours from first to last")
+    ap.add_argument("--duration", type=float, default=35.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--outliers", type=int, default=0, help="sessions with a knocked capture")
+    ap.add_argument("--records", help="one JSON line per session")
+    ap.add_argument("--keep", metavar="DIR", help="each session's hours, truth and capture "
+                    "results as JSON (to pool them again without identifying)")
+    args = ap.parse_args()
+    plan = ([("steady", s) for s in range(args.sessions)]
+            + [("drift", s) for s in range(args.sessions)]
+            + [("outlier", s) for s in range(args.outliers)])
+    verdicts: dict[str, Counter] = defaultdict(Counter)
+    tally: dict[str, list] = defaultdict(list)
+    single_s: list[float] = []
+    pool_s: list[float] = []
+    out = open(args.records, "w") if args.records else None
+    # one worker process per core, one thread each: the captures are the parallel work
+    os.environ.setdefault("HILRIG_THREADS", "1")
+    t_all = time.perf_counter()
+    with mp.get_context("spawn").Pool(args.workers) as pool:
+        for n, (kind, s) in enumerate(plan):
+            session = _session(kind, args.seed * 100_003 + s, args)
+            jobs = [(k, c.measurement) for k, c in enumerate(session.captures)]
+            results = [r for _, r in sorted(pool.imap_unordered(_identify, jobs))]
+            single_s += [r.compute_seconds for r in results]
+            if args.keep:
+                _keep(args.keep, kind, s, session, results)
+            t = time.perf_counter()
+            answer = pool_results(results, session.hours, session_id=f"{kind}-{s}")
+            pool_s.append(time.perf_counter() - t)
+            verdicts[kind][answer.verdict] += 1
+            moved = sorted(k for k, v in answer.drift.slopes.items() if v.moved)
+            mid = float(np.mean(session.hours))
+            truth_slope = (0.1 / args.span) / (1 + 0.1 / args.span * mid) if kind == "drift" \
+                else 0.0
+            sl = answer.drift.slopes.get("mu_v1")
+            rig_true = rig_quantities(session.rig)
+            rec = {"kind": kind, "session": s, "verdict": answer.verdict, "moved": moved,
+                   "slope": sl and [sl.per_unit, *sl.ci95], "truth_slope": truth_slope,
+                   "standouts": [x.capture_id for x in answer.drift.standouts],
+                   "left_out": [c.capture_id for c in answer.captures if not c.included],
+                   "rig": {}, "friction": {}}
+            for name in DATA_ONLY:
+                p = answer.rig[name]
+                one = [r.rig[name].ci95 for r in results
+                       if r.rig.get(name) and r.rig[name].ci95 is not None]
+                widths = [hi - lo for lo, hi in one]
+                rec["rig"][name] = {"covers": _covers(p.ci95, rig_true[name]),
+                                    "ratio": (statistics.median(widths) / (p.ci95[1] - p.ci95[0])
+                                              if p.ci95 and widths else None)}
+            if kind == "steady":
+                for name in LEVELS:
+                    p = answer.parameters[name]
+                    rec["friction"][name] = _covers(p.ci95, getattr(session.friction, name))
+            if kind == "drift" and sl is not None:
+                rec["slope_covers"] = sl.ci95[0] <= truth_slope <= sl.ci95[1]
+            tally[kind].append(rec)
+            if out:
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+            print(f"{n + 1}/{len(plan)} {kind} {s}: {answer.summary}", flush=True)
+    if out:
+        out.close()
+    elapsed = time.perf_counter() - t_all
+    print()
+    print(f"{len(plan)} sessions of {args.captures} captures ({args.duration:g} s, over "
+          f"{args.span:g} h), {elapsed / 60:.1f} min on {args.workers} processes")
+    for kind, c in verdicts.items():
+        print(f"  {kind}: " + ", ".join(f"{v} {n}" for v, n in c.most_common()))
+    steady, drift = tally["steady"], tally["drift"]
+    if steady:
+        alarms = sum(r["verdict"] != "no drift" for r in steady)
+        print(f"false alarms (steady, not 'no drift'): {alarms}/{len(steady)} "
+              f"= {100 * alarms / len(steady):.1f} %  (goal <= 5 %)")
+        for name in LEVELS:
+            hits = [r["friction"][name] for r in steady if name in r["friction"]]
+            print(f"  pooled {name} interval holds the truth: {sum(hits)}/{len(hits)}")
+    if drift:
+        found = sum(r["verdict"] == "drift" and "mu_v1" in r["moved"] for r in drift)
+        only = sum(r["verdict"] == "drift" and r["moved"] == ["mu_v1"] for r in drift)
+        cov = [r["slope_covers"] for r in drift if "slope_covers" in r]
+        print(f"drift found (mu_v1 moved): {found}/{len(drift)} = {100 * found / len(drift):.1f} %"
+              f" (goal >= 90 %); mu_v1 alone: {only}")
+        if cov:
+            print(f"  mu_v1 slope interval holds the true slope: {sum(cov)}/{len(cov)} = "
+                  f"{100 * sum(cov) / len(cov):.1f} %  (goal 90-98 %)")
+    both = steady + drift
+    for name in DATA_ONLY:
+        covers = [r["rig"][name]["covers"] for r in both]
+        ratios = [r["rig"][name]["ratio"] for r in both if r["rig"][name]["ratio"]]
+        print(f"rig {name}: pooled interval holds the truth {sum(covers)}/{len(covers)} = "
+              f"{100 * sum(covers) / len(covers):.1f} % (goal 90-98 %); one capture's interval "
+              f"/ pooled: median {statistics.median(ratios):.2f}x (goal >= 2.5x)")
+    if single_s:
+        one = statistics.median(single_s)
+        per_session = sum(single_s) / len(plan)
+        print(f"time: one capture's identification median {one:.2f} s; a session's "
+              f"{args.captures} identifications {per_session:.1f} s of compute = "
+              f"{per_session / one:.1f} x one capture; pooling them "
+              f"{1e3 * statistics.median(pool_s):.1f} ms (median) = "
+              f"{statistics.median(pool_s) / one:.4f} x one capture")
+
+
+if __name__ == "__main__":
+    main()
