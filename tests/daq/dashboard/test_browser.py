@@ -192,6 +192,17 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
                            "Number(p.dataset.points)]))")
         assert {"mu_d0", "mu_v0", "mu_d1", "mu_v1"} <= set(points)
         assert set(points.values()) == {CAPTURES}, points
+        # the session put together as it ended: its verdict in words above the trend, the
+        # session's estimate a band behind each friction plot's points
+        fresh.wait_for_selector("#trend-verdict:not([hidden])", timeout=30_000)
+        verdict = fresh.inner_text("#trend-verdict")
+        assert re.match(rf"Session: (no drift|drift|captures disagree).* {CAPTURES} captures",
+                        verdict), verdict
+        bands = fresh.eval_on_selector_all(
+            ".trend-plot", "ps => Object.fromEntries(ps.map(p => [p.dataset.parameter, "
+                           "p.dataset.band]))")
+        assert all(bands[n] in ("flat", "trend") for n in ("mu_d0", "mu_v0", "mu_d1", "mu_v1")), \
+            bands
         # the trend leaves as a CSV (a row per capture and parameter) and as a PNG
         with fresh.expect_download() as csv_download:
             fresh.click("#export-csv")

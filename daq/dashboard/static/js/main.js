@@ -66,7 +66,7 @@ async function start() {
 
   const route = createRouter({ store, prefix, telemetry: live.onTelemetry, reply: controls.onReply });
   for (const [t, qos] of [["status", 1], ["telemetry", 0], ["capture/+", 1], ["session/+", 1],
-    ["result/+/+", 1], ["events", 1]]) {
+    ["session/+/result", 1], ["result/+/+", 1], ["events", 1]]) {
     connProxy.subscribe(`${prefix}/${t}`, qos);
   }
 

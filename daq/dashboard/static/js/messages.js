@@ -57,6 +57,11 @@ export function createRouter({ store, prefix, telemetry, reply }) {
           store.applySession(p);
           return true;
         }
+        if (parts.length === 3 && b === "result") {
+          if (p.schema !== "hilrig.session-result/1" || p.session_id !== a) return false;
+          store.applySessionResult(p);
+          return true;
+        }
         if (parts.length === 4 && b === "capture") {
           if (p.schema !== "hilrig.capture_record/1" || typeof c !== "string") return false;
           store.applyRecord({ ...p, session_id: a, capture_id: c });

@@ -21,6 +21,7 @@ export function createStore() {
     status: null, // { payload, receivedAt, retained }
     offline: null, // { since: Date, before: bool } while the service's last will stands
     sessions: new Map(), // session_id -> payload
+    sessionResults: new Map(), // session_id -> its captures put together (hilrig.session-result/1)
     selectedSessionId: null,
     sessionPinned: false, // the user picked one: stop following the active session
     captures: new Map(), // capture_id -> capture (see ensureCapture)
@@ -87,7 +88,13 @@ export function createStore() {
     emit("sessions");
   }
 
+  function applySessionResult(payload) {
+    state.sessionResults.set(payload.session_id, payload);
+    emit("session-result", { sessionId: payload.session_id });
+  }
+
   function removeSession(id) {
+    state.sessionResults.delete(id);
     if (!state.sessions.delete(id)) return;
     if (state.selectedSessionId === id) state.sessionPinned = false;
     if (!state.sessionPinned) autoSelectSession();
@@ -292,7 +299,8 @@ export function createStore() {
 
   return {
     state, on, emit,
-    setConfig, setBroker, applyStatus, applySession, removeSession, selectSession, defaultSessionId,
+    setConfig, setBroker, applyStatus, applySession, applySessionResult, removeSession, selectSession,
+    defaultSessionId,
     applyCaptureDoc, applyRecord, applyResult, applyOverlay, openCapture,
     sessionCaptures, mainMethod, methodFor, setMethod, addEvent, countIgnored, setRole, setCommandLine,
   };

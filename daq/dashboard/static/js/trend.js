@@ -1,6 +1,9 @@
 // The trend: every identified parameter of the selected session against capture start
 // time, one small plot each, with its 95 % interval as a vertical bar (drawn by a uPlot
 // hook: uPlot has no error bars). This is the picture of friction drifting over a night.
+// Once the session's captures are put together (session/<id>/result), each plot gets the
+// session's estimate as a band behind the points (along its trend where the level
+// drifted), and the verdict is said in words above the plots.
 // Plots are keyed by parameter and updated with setData, never rebuilt per message.
 
 import { parseTime, plusMinusPct, sig } from "./format.js";
@@ -44,11 +47,12 @@ export function createTrend({ store }) {
   const container = $("trend-plots");
   const methodSel = $("trend-method");
   const noteEl = $("trend-note");
+  const verdictEl = $("trend-verdict");
   const plots = new Map(); // name -> { el, count, plot, holder, sig }
 
   methodSel.addEventListener("change", () => store.setMethod(methodSel.value || null));
   const render = coalesce(renderAll);
-  for (const kind of ["captures", "session-selected", "method"]) store.on(kind, render);
+  for (const kind of ["captures", "session-selected", "method", "session-result"]) store.on(kind, render);
 
   function renderAll() {
     const list = store.sessionCaptures(store.state.selectedSessionId);
@@ -60,6 +64,12 @@ export function createTrend({ store }) {
     }
     methodSel.value = method || "";
     methodSel.disabled = methods.length < 2;
+
+    const answer = sessionAnswer(method);
+    verdictEl.hidden = !answer;
+    verdictEl.textContent = answer ? `Session: ${answer.summary}` : "";
+    verdictEl.dataset.verdict = answer ? answer.verdict : "";
+    const mid = answer ? covariateMid(answer, list) : null;
 
     const { names, rows } = trendRows(list, method);
     const series = new Map(); // name -> [{x, value, lo, hi}]
@@ -83,7 +93,7 @@ export function createTrend({ store }) {
       const pts = series.get(name).sort((a, b) => a.x - b.x);
       const entry = plots.get(name) || makeEntry(name, names.get(name), pts[0]);
       if (container.children[i] !== entry.el) container.insertBefore(entry.el, container.children[i] || null);
-      update(entry, pts);
+      update(entry, pts, answer ? bandFor(answer, name, mid) : null);
     });
     for (const [name, entry] of plots) {
       if (!shown.includes(name)) {
@@ -104,7 +114,7 @@ export function createTrend({ store }) {
         " ", countEl),
       plotEl);
     container.append(el); // must be in the page to have a width
-    const holder = { lo: [], hi: [], values: [] };
+    const holder = { lo: [], hi: [], values: [], band: null };
     const color = group === "rig" ? JOINT_COLORS[2] : JOINT_COLORS[0];
     const plot = createPlot(plotEl, {
       legend: { show: false },
@@ -118,18 +128,29 @@ export function createTrend({ store }) {
       series: [{}, {
         label: name, stroke: color, width: 1, points: { show: true, size: 6, fill: color },
       }],
-      hooks: { draw: [(u) => drawIntervals(u, holder, color)] },
+      hooks: { drawClear: [(u) => drawBand(u, holder, color)], draw: [(u) => drawIntervals(u, holder, color)] },
     }, [[], []], PLOT_HEIGHT);
     const entry = { el, countEl, plot, holder, sig: "" };
     plots.set(name, entry);
     return entry;
   }
 
-  function update(entry, pts) {
-    const sigText = pts.map((p) => `${p.x},${p.value},${p.lo},${p.hi}`).join(";");
+  /** The session's answer for the selected session, if its captures' method is shown. */
+  function sessionAnswer(method) {
+    const id = store.state.selectedSessionId;
+    const answer = id ? store.state.sessionResults.get(id) : null;
+    if (!answer || (method && answer.capture_method !== method)) return null;
+    return answer;
+  }
+
+  function update(entry, pts, band) {
+    const sigText = pts.map((p) => `${p.x},${p.value},${p.lo},${p.hi}`).join(";") +
+      (band ? `|${band.value},${band.lo},${band.hi},${band.perHour},${band.mid}` : "");
     entry.el.dataset.points = String(pts.length);
+    entry.el.dataset.band = band ? (band.perHour ? "trend" : "flat") : "";
     if (sigText === entry.sig) return;
     entry.sig = sigText;
+    entry.holder.band = band;
     entry.holder.lo = pts.map((p) => p.lo);
     entry.holder.hi = pts.map((p) => p.hi);
     entry.holder.values = pts.map((p) => p.value);
@@ -149,11 +170,78 @@ export function createTrend({ store }) {
   return { canvases };
 }
 
-/** y range covering the values and their intervals, with a little room. */
+/**
+ * When the covariate's mean falls, in epoch seconds: the captures the answer pooled give
+ * the session's start (their start time less their hours); null without the hours.
+ */
+function covariateMid(answer, list) {
+  if (answer.covariate !== "hours") return null;
+  const included = (answer.captures || []).filter((c) => c.included && typeof c.x === "number");
+  if (!included.length) return null;
+  const meanX = included.reduce((s, c) => s + c.x, 0) / included.length;
+  for (const c of included) {
+    const capture = list.find((k) => k.capture_id === c.capture_id);
+    const t = capture ? parseTime(captureStart(capture)) : null;
+    if (t) return t.getTime() / 1000 - c.x * 3600 + meanX * 3600;
+  }
+  return null;
+}
+
+/** The session's estimate of one parameter as a band: flat, or along its trend. */
+function bandFor(answer, name, mid) {
+  const p = (answer.parameters || {})[name] || (answer.rig || {})[name];
+  if (!p || typeof p.value !== "number" || !Array.isArray(p.ci95)) return null;
+  const [lo, hi] = p.ci95;
+  if (typeof lo !== "number" || typeof hi !== "number") return null;
+  const slope = ((answer.drift || {}).slopes || {})[name];
+  const moved = answer.verdict === "drift" && slope && slope.moved && mid !== null;
+  // the slope is of the level's log, per hour: the band follows exp(b (t - mid))
+  return { value: p.value, lo, hi, perHour: moved ? slope.per_unit : 0, mid };
+}
+
+/** The band behind the points, across the plot, in a light shade of the series' color. */
+function drawBand(u, holder, color) {
+  const b = holder.band;
+  const x0 = u.scales.x.min;
+  const x1 = u.scales.x.max;
+  if (!b || typeof x0 !== "number" || typeof x1 !== "number") return;
+  const scale = (t) => (b.perHour ? Math.exp((b.perHour * (t - b.mid)) / 3600) : 1);
+  const steps = b.perHour ? 24 : 1;
+  const ts = Array.from({ length: steps + 1 }, (_, i) => x0 + ((x1 - x0) * i) / steps);
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.globalAlpha = 0.15;
+  ctx.fillStyle = color;
+  ctx.beginPath();
+  ts.forEach((t, i) => {
+    const x = u.valToPos(t, "x", true);
+    const y = u.valToPos(b.hi * scale(t), "y", true);
+    if (i === 0) ctx.moveTo(x, y);
+    else ctx.lineTo(x, y);
+  });
+  for (const t of [...ts].reverse()) ctx.lineTo(u.valToPos(t, "x", true), u.valToPos(b.lo * scale(t), "y", true));
+  ctx.closePath();
+  ctx.fill();
+  ctx.globalAlpha = 0.6;
+  ctx.strokeStyle = color;
+  ctx.setLineDash([4, 3]);
+  ctx.beginPath();
+  ts.forEach((t, i) => {
+    const x = u.valToPos(t, "x", true);
+    const y = u.valToPos(b.value * scale(t), "y", true);
+    if (i === 0) ctx.moveTo(x, y);
+    else ctx.lineTo(x, y);
+  });
+  ctx.stroke();
+  ctx.restore();
+}
+
+/** y range covering the values, their intervals and the session's band, with a little room. */
 function yRange(holder, min, max) {
   let lo = min;
   let hi = max;
-  for (const arr of [holder.lo, holder.hi, holder.values]) {
+  const band = holder.band && !holder.band.perHour ? [holder.band.lo, holder.band.hi] : [];
+  for (const arr of [holder.lo, holder.hi, holder.values, band]) {
     for (const v of arr) {
       if (typeof v !== "number") continue;
       if (lo === null || v < lo) lo = v;
