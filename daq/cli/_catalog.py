@@ -181,10 +181,59 @@ def _left_out(exc: CatalogError) -> None:
     print(f"hilrig: warning: {exc}; left out", file=sys.stderr)
 
 
+def _pooled_records(cat: Catalog, session_id: str | None) -> list[dict[str, Any]]:
+    """One record per session answer kept: verdict, each level's value and trend."""
+    out = []
+    for row in cat.session_results(session_id):
+        try:
+            answer = row.result()
+        except CatalogError as exc:
+            _left_out(exc)
+            continue
+        rec: dict[str, Any] = {
+            "session_result_id": row.session_result_id, "session_id": row.session_id,
+            "created_utc": row.created_utc, "capture_method": row.capture_method,
+            "captures": row.captures, "verdict": row.verdict,
+            "moved": " ".join(f"{n}{100 * s.per_unit:+.2g}%/h"
+                              for n, s in answer.drift.slopes.items() if s.moved) or None,
+            "standouts": " ".join(s.capture_id for s in answer.drift.standouts) or None}
+        for name, p in answer.parameters.items():
+            rec[name] = p.value
+            rec[f"{name}_ci95_lo"], rec[f"{name}_ci95_hi"] = p.ci95 or (None, None)
+        for name, s in answer.drift.slopes.items():
+            rec[f"{name}_per_hour"] = s.per_unit
+        out.append(rec)
+    return out
+
+
+def _cmd_pooled_list(args: argparse.Namespace, cat: Catalog) -> int:
+    if args.capture is not None or args.method is not None:
+        raise UsageError("--pooled lists sessions' answers: --capture and --method do not "
+                         "apply (each answer names the method its captures were identified by)")
+    records = _pooled_records(cat, args.session)
+    if not records:
+        _nothing_matched("session answers (hilrig session identify)",
+                         {"session": args.session})
+    levels = [k for k in dict.fromkeys(k for r in records for k in r)
+              if k.startswith(("mu_d", "mu_v")) and "_" not in k[4:]]
+    base = ["session_result_id", "session_id", "created_utc", "capture_method", "captures",
+            "verdict"]
+    if args.format == "table":
+        columns = [*base[:2], *base[4:], *levels, "moved", "standouts"]
+    else:
+        columns = [*base, "moved", "standouts",
+                   *dict.fromkeys(k for r in records for k in r if k not in base
+                                  and k not in ("moved", "standouts"))]
+    _emit(records, args.format, columns)
+    return 0
+
+
 def cmd_results_list(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
         if args.session is not None:
             cat.session(args.session)
+        if args.pooled:
+            return _cmd_pooled_list(args, cat)
         listed = result_records(cat, _left_out, session_id=args.session,
                                 capture_id=args.capture, method=args.method)
         kinds = [res for res, _ in listed]

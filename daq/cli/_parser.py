@@ -362,6 +362,9 @@ def _catalog_commands(sub: Any, methods: list[str]) -> None:
     rl.add_argument("--session")
     rl.add_argument("--capture")
     rl.add_argument("--method", choices=methods)
+    rl.add_argument("--pooled", action="store_true",
+                    help="the sessions' answers instead (hilrig session identify): verdict, "
+                         "each level with its interval and trend")
     rl.add_argument("--format", **_FORMATS)
     rl.set_defaults(handler="_catalog:cmd_results_list")
     rc = rs.add_parser("compare", help="two methods across the captures both identified: "

@@ -90,3 +90,20 @@ def test_pooled_on_one_file_or_hours_without_pooled_are_one_line_errors(two_file
     rc, _ = run_main("identify", str(two_files[0]), "--hours", "1")
     assert rc == 2
     assert_one_line_error(capfd, "--hours is for --pooled")
+
+
+def test_results_list_pooled_shows_each_answer_kept(archive, capfd):
+    rc, out = run_main("results", "list", "--pooled")
+    assert rc == 0 and out.splitlines()[1:] == []  # nothing kept yet: a header
+    assert "no session answers (hilrig session identify) yet" in capfd.readouterr().err
+    run_main("session", "identify", "S-night")
+    rc, out = run_main("results", "list", "--pooled", "--session", "S-night")
+    head, row = out.splitlines()
+    assert head.split()[:4] == ["session_result_id", "session_id", "captures", "verdict"]
+    assert "S-night" in row and "drift" in row and "mu_v1+1.2%/h" in row
+    rc, out = run_main("results", "list", "--pooled", "--format", "json")
+    (rec,) = json.loads(out)
+    assert rec["verdict"] == "drift" and rec["mu_v1_ci95_lo"] < rec["mu_v1"]
+    rc, _ = run_main("results", "list", "--pooled", "--method", "shooting")
+    assert rc == 2
+    assert_one_line_error(capfd, "--pooled lists sessions' answers")
