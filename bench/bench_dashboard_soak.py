@@ -8,6 +8,11 @@ would give, and the captures it shows. Goal: the heap grows by no more than 20 %
 the first reading (after a minute's warm-up) to the last, and the page keeps up.
 
     python bench/bench_dashboard_soak.py [--minutes 10] [--screenshot docs/dashboard.png]
+                                         [--captures N [--drift NAME=RATE]]
+
+With --captures the session ends after N captures: the page then shows the session's
+answer (its verdict and bands); --drift makes the simulated rig's friction drift by RATE
+per hour of its clock (the README's picture: mu_v1=1.0, a night's drift in minutes).
 
 Exit status 1 when the heap grew by more than 20 %.
 """
@@ -15,6 +20,7 @@ Exit status 1 when the heap grew by more than 20 %.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -54,6 +60,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--screenshot", type=Path, help="write a screenshot of the page at the end")
+    ap.add_argument("--captures", type=int, default=1000, help="the session's captures")
+    ap.add_argument("--drift", action="append", default=[], metavar="NAME=RATE",
+                    help="the simulated friction's drift per hour of its clock")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -69,8 +78,12 @@ def main() -> int:
     env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(work / "archive"),
                HILRIG_MQTT__URL=f"mqtt://127.0.0.1:{tcp}", HILRIG_MQTT__RIG_ID="soak",
                HILRIG_DASHBOARD__WS_URL=f"ws://127.0.0.1:{ws}/")
+    if args.drift:
+        drift = {k: float(v) for k, v in (d.split("=", 1) for d in args.drift)}
+        env["HILRIG_SIM__REALISM__DRIFT_PER_HOUR"] = json.dumps(drift)
     service = subprocess.Popen(
-        [sys.executable, "-m", "hilrig", "session", "start", "--sim", "--captures", "1000",
+        [sys.executable, "-m", "hilrig", "session", "start", "--sim", "--captures",
+         str(args.captures),
          "--pose", "0", "120", "--name", "soak", "--http", f"127.0.0.1:{http}"],
         env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     errors: list[str] = []
@@ -102,6 +115,9 @@ def main() -> int:
                 samples = int(page.get_attribute("#live", "data-samples") or 0) - s0
                 print(f"{elapsed / 60:5.1f} {last:8.2f} {samples / elapsed:10.1f} "
                       f"{page.locator('#captures tr[data-capture-id]').count():9d}", flush=True)
+            if args.captures < 1000:  # the session ends: its answer on the page
+                page.wait_for_selector("#trend-verdict:not([hidden])", timeout=600_000)
+                print(f"the page's verdict: {page.inner_text('#trend-verdict')}")
             if args.screenshot is not None:  # with the newest finished capture open
                 done = page.locator('#captures tr[data-status="done"]')
                 if done.count():

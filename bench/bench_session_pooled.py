@@ -20,6 +20,7 @@ captures' identifications against the pooling.
     python bench/bench_session_pooled.py [--sessions 40] [--captures 10] [--span 8]
                                          [--duration 35] [--seed 1] [--workers 2]
                                          [--outliers N] [--records JSONL]
+                                         [--keep DIR | --from DIR]
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from hilrig.identify import TABLE_III_TRUTH, RigParams, identify, pool_results
+from hilrig.identify import (
+    TABLE_III_TRUTH,
+    IdentificationResult,
+    RigParams,
+    identify,
+    pool_results,
+)
 from hilrig.identify.model import rig_quantities
 from hilrig.identify.signal import SimulatedSession, simulated_session
 
@@ -65,6 +72,57 @@ def _keep(directory: str, kind: str, s: int, session: SimulatedSession, results)
                    "results": [json.loads(r.to_json()) for r in results]}, f)
 
 
+def _evaluate(kind: str, s: int, hours, friction: dict, rig_true: dict, results,
+              args: argparse.Namespace) -> tuple[dict, float]:
+    """One session's record: its verdict, the levels that moved, the mu_v1 slope against
+    the truth, the pooled rig's and friction's coverage; and the seconds pooling took."""
+    hours = np.asarray(hours, dtype=float)
+    t = time.perf_counter()
+    answer = pool_results(results, hours, session_id=f"{kind}-{s}")
+    seconds = time.perf_counter() - t
+    moved = sorted(k for k, v in answer.drift.slopes.items() if v.moved)
+    mid = float(np.mean(hours))
+    rate = 0.1 / args.span
+    truth_slope = rate / (1 + rate * mid) if kind == "drift" else 0.0
+    sl = answer.drift.slopes.get("mu_v1")
+    rec = {"kind": kind, "session": s, "verdict": answer.verdict, "summary": answer.summary,
+           "moved": moved, "slope": sl and [sl.per_unit, *sl.ci95], "truth_slope": truth_slope,
+           "standouts": [x.capture_id for x in answer.drift.standouts],
+           "left_out": [c.capture_id for c in answer.captures if not c.included],
+           "rig": {}, "friction": {}}
+    for name in DATA_ONLY:
+        p = answer.rig[name]
+        widths = [r.rig[name].ci95[1] - r.rig[name].ci95[0] for r in results
+                  if r.rig.get(name) and r.rig[name].ci95 is not None]
+        rec["rig"][name] = {"covers": _covers(p.ci95, rig_true[name]),
+                            "ratio": (statistics.median(widths) / (p.ci95[1] - p.ci95[0])
+                                      if p.ci95 and widths else None)}
+    if kind == "steady":
+        for name in LEVELS:
+            rec["friction"][name] = _covers(answer.parameters[name].ci95, friction[name])
+    if kind == "drift" and sl is not None:
+        rec["slope_covers"] = sl.ci95[0] <= truth_slope <= sl.ci95[1]
+    return rec, seconds
+
+
+def _kept_session(directory: str, kind: str, s: int) -> list[IdentificationResult] | None:
+    path = os.path.join(directory, f"{kind}-{s:03d}.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return [IdentificationResult.model_validate(r) for r in json.load(f)["results"]]
+
+
+def _kept(directory: str) -> list[tuple[str, int, dict]]:
+    out = []
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".json"):
+            kind, s = name[:-5].rsplit("-", 1)
+            with open(os.path.join(directory, name)) as f:
+                out.append((kind, int(s), json.load(f)))
+    return out
+
+
 def _covers(ci, truth: float) -> bool:
     return ci is not None and ci[0] <= truth <= ci[1]
 
@@ -81,10 +139,13 @@ def main() -> None:
     ap.add_argument("--records", help="one JSON line per session")
     ap.add_argument("--keep", metavar="DIR", help="each session's hours, truth and capture "
                     "results as JSON (to pool them again without identifying)")
+    ap.add_argument("--from", dest="source", metavar="DIR",
+                    help="pool the sessions a --keep run left, identifying nothing")
     args = ap.parse_args()
-    plan = ([("steady", s) for s in range(args.sessions)]
-            + [("drift", s) for s in range(args.sessions)]
-            + [("outlier", s) for s in range(args.outliers)])
+    # interleaved: a run stopped early has every kind
+    plan = [(kind, s) for s in range(max(args.sessions, args.outliers))
+            for kind in ("steady", "drift", "outlier")
+            if s < (args.outliers if kind == "outlier" else args.sessions)]
     verdicts: dict[str, Counter] = defaultdict(Counter)
     tally: dict[str, list] = defaultdict(list)
     single_s: list[float] = []
@@ -93,51 +154,48 @@ def main() -> None:
     # one worker process per core, one thread each: the captures are the parallel work
     os.environ.setdefault("HILRIG_THREADS", "1")
     t_all = time.perf_counter()
+    if args.source:
+        kept = _kept(args.source)
+        plan = [(kind, s) for kind, s, _ in kept]
+        for kind, s, doc in kept:
+            results = [IdentificationResult.model_validate(r) for r in doc["results"]]
+            single_s += [r.compute_seconds for r in results]
+            rec, seconds = _evaluate(kind, s, doc["hours"], doc["friction"],
+                                     rig_quantities(RigParams(**doc["rig"])), results, args)
+            pool_s.append(seconds)
+            verdicts[kind][rec["verdict"]] += 1
+            tally[kind].append(rec)
+            if rec["verdict"] != {"steady": "no drift", "drift": "drift"}.get(kind, ""):
+                print(f"{kind} {s}: {rec['summary']}")
+        _report(args, plan, verdicts, tally, single_s, pool_s, time.perf_counter() - t_all)
+        return
     with mp.get_context("spawn").Pool(args.workers) as pool:
         for n, (kind, s) in enumerate(plan):
             session = _session(kind, args.seed * 100_003 + s, args)
-            jobs = [(k, c.measurement) for k, c in enumerate(session.captures)]
-            results = [r for _, r in sorted(pool.imap_unordered(_identify, jobs))]
+            kept = _kept_session(args.keep, kind, s) if args.keep else None
+            if kept is not None:  # a --keep run stopped early goes on from there
+                results = kept
+            else:
+                jobs = [(k, c.measurement) for k, c in enumerate(session.captures)]
+                results = [r for _, r in sorted(pool.imap_unordered(_identify, jobs))]
+                if args.keep:
+                    _keep(args.keep, kind, s, session, results)
             single_s += [r.compute_seconds for r in results]
-            if args.keep:
-                _keep(args.keep, kind, s, session, results)
-            t = time.perf_counter()
-            answer = pool_results(results, session.hours, session_id=f"{kind}-{s}")
-            pool_s.append(time.perf_counter() - t)
-            verdicts[kind][answer.verdict] += 1
-            moved = sorted(k for k, v in answer.drift.slopes.items() if v.moved)
-            mid = float(np.mean(session.hours))
-            truth_slope = (0.1 / args.span) / (1 + 0.1 / args.span * mid) if kind == "drift" \
-                else 0.0
-            sl = answer.drift.slopes.get("mu_v1")
-            rig_true = rig_quantities(session.rig)
-            rec = {"kind": kind, "session": s, "verdict": answer.verdict, "moved": moved,
-                   "slope": sl and [sl.per_unit, *sl.ci95], "truth_slope": truth_slope,
-                   "standouts": [x.capture_id for x in answer.drift.standouts],
-                   "left_out": [c.capture_id for c in answer.captures if not c.included],
-                   "rig": {}, "friction": {}}
-            for name in DATA_ONLY:
-                p = answer.rig[name]
-                one = [r.rig[name].ci95 for r in results
-                       if r.rig.get(name) and r.rig[name].ci95 is not None]
-                widths = [hi - lo for lo, hi in one]
-                rec["rig"][name] = {"covers": _covers(p.ci95, rig_true[name]),
-                                    "ratio": (statistics.median(widths) / (p.ci95[1] - p.ci95[0])
-                                              if p.ci95 and widths else None)}
-            if kind == "steady":
-                for name in LEVELS:
-                    p = answer.parameters[name]
-                    rec["friction"][name] = _covers(p.ci95, getattr(session.friction, name))
-            if kind == "drift" and sl is not None:
-                rec["slope_covers"] = sl.ci95[0] <= truth_slope <= sl.ci95[1]
+            rec, seconds = _evaluate(kind, s, session.hours, session.friction.model_dump(),
+                                     rig_quantities(session.rig), results, args)
+            pool_s.append(seconds)
+            verdicts[kind][rec["verdict"]] += 1
             tally[kind].append(rec)
             if out:
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
-            print(f"{n + 1}/{len(plan)} {kind} {s}: {answer.summary}", flush=True)
+            print(f"{n + 1}/{len(plan)} {kind} {s}: {rec['summary']}", flush=True)
     if out:
         out.close()
-    elapsed = time.perf_counter() - t_all
+    _report(args, plan, verdicts, tally, single_s, pool_s, time.perf_counter() - t_all)
+
+
+def _report(args, plan, verdicts, tally, single_s, pool_s, elapsed) -> None:
     print()
     print(f"{len(plan)} sessions of {args.captures} captures ({args.duration:g} s, over "
           f"{args.span:g} h), {elapsed / 60:.1f} min on {args.workers} processes")
@@ -175,6 +233,7 @@ def main() -> None:
               f"{per_session / one:.1f} x one capture; pooling them "
               f"{1e3 * statistics.median(pool_s):.1f} ms (median) = "
               f"{statistics.median(pool_s) / one:.4f} x one capture")
+
 
 
 if __name__ == "__main__":
