@@ -104,7 +104,7 @@ class CaptureRecords:
 def prune_retained(catalog: Catalog, publication: Publication, topics: Topics, *,
                    current: str, keep: int) -> list[str]:
     """Clear from the broker the retained topics of the sessions beyond the newest `keep`
-    (counting `current`): their progress, capture records and overlays; each session once
+    (counting `current`): their progress, answer, capture records and overlays; each once
     (the catalog marks it), at most PRUNE_BATCH per call. The catalog and the files keep
     everything; the broker keeps a bounded window. Returns the sessions cleared."""
     others = sorted((s for s in catalog.sessions() if s.session_id != current),
@@ -113,7 +113,7 @@ def prune_retained(catalog: Catalog, publication: Publication, topics: Topics, *
            if s.retained_cleared_utc is None][:PRUNE_BATCH]
     cleared: list[str] = []
     for sid in old:
-        cleared.append(topics.session(sid))
+        cleared += [topics.session(sid), topics.session_result(sid)]
         cleared += [topics.capture_record(sid, c.capture_id) for c in catalog.captures(sid)]
         cleared += [topics.overlay(c, m) for c, m in catalog.result_keys(sid)]
         catalog.mark_retained_cleared(sid)

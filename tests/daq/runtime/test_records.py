@@ -8,13 +8,20 @@ import json
 import uuid
 
 import aiomqtt
+import numpy as np
 
 from hilrig.daq.config import MqttConfig
 from hilrig.daq.mqtt import Courier, Topics
 from hilrig.daq.runtime import CaptureRecords, Publication, prune_retained
 from hilrig.daq.storage import Catalog, Outbox
 from hilrig.drivers.sim import SimulatedRig
-from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, IdentificationResult, ParameterEstimate
+from hilrig.identify import (
+    PARAM_NAMES,
+    TABLE_III_TRUTH,
+    IdentificationResult,
+    ParameterEstimate,
+    pool_results,
+)
 from hilrig.identify.results import response_of
 
 BROKER = "mqtt://127.0.0.1:1883"
@@ -53,7 +60,8 @@ async def _retained(rig: str) -> dict[str, dict]:
     return got
 
 
-async def test_records_follow_the_catalog_and_old_sessions_leave_the_broker(tmp_path, until):
+async def test_records_follow_the_catalog_and_old_sessions_leave_the_broker(tmp_path, until,
+                                                                           night):
     rig = f"rec-{uuid.uuid4().hex[:6]}"
     catalog = Catalog.open(tmp_path)
     cfg = MqttConfig(url=BROKER, rig_id=rig)
@@ -73,6 +81,8 @@ async def test_records_follow_the_catalog_and_old_sessions_leave_the_broker(tmp_
                 catalog.update_capture(f"c{k}a", status="done", lost_samples=0)
                 catalog.add_result(_result(f"c{k}a", 0.0006 + k * 1e-5), capture_id=f"c{k}a")
                 records.update()
+                hours = np.linspace(0, 4, 3)  # and the session's answer
+                pub.session_result(sid, pool_results(night(hours), hours, session_id=sid))
         await until(lambda: courier.connected and not courier._latest, 10, "delivery")
         before = await _retained(rig)
         # every capture of every session, with its outcome and its result's intervals
@@ -84,7 +94,8 @@ async def test_records_follow_the_catalog_and_old_sessions_leave_the_broker(tmp_
         assert before["session/S2/capture/c2b"]["reason"] == "no motion within 60 s"
         overlay = before["result/c2a/shooting/overlay"]
         assert overlay["joints"] == ["arm", "pendulum"] and len(overlay["t_s"]) == 50
-        assert len(before) == 9  # 3 sessions x (2 records + 1 overlay)
+        assert before["session/S1/result"]["schema"] == "hilrig.session-result/1"
+        assert len(before) == 12  # 3 sessions x (2 records + 1 overlay + 1 answer)
 
         # a fourth session keeping 2: the two oldest leave the broker, the catalog keeps all
         catalog.add_session("S3", "{}")
@@ -94,7 +105,7 @@ async def test_records_follow_the_catalog_and_old_sessions_leave_the_broker(tmp_
         after = await _retained(rig)
     assert sorted(old) == ["S0", "S1"]
     assert set(after) == {"session/S2/capture/c2a", "session/S2/capture/c2b",
-                          "result/c2a/shooting/overlay"}
+                          "result/c2a/shooting/overlay", "session/S2/result"}
     assert len(catalog.captures()) == 6
 
 
