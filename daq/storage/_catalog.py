@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from hilrig.identify import SOFTWARE_VERSION, IdentificationResult, SessionResult, utc_now
 
@@ -34,6 +34,8 @@ from ..config import first_error
 __all__ = ["CATALOG_NAME", "Catalog", "CatalogError", "CaptureRow", "ErrorRow", "ResultRow",
            "SessionResultRow",
            "SessionRow"]
+
+_M = TypeVar("_M", bound=BaseModel)
 
 CATALOG_NAME = "catalog.sqlite"
 SCHEMA_VERSION = 5  # 2: results.queued_utc; 3: sessions.retained_cleared_utc; 4: campaigns;
@@ -167,6 +169,14 @@ class CaptureRow:
     software_version: str
 
 
+def _stored(model: type[_M], text: str, what: str, where: str) -> _M:
+    """A model kept as JSON in the catalog; CatalogError (one line) if it no longer reads."""
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        raise CatalogError(f"{where} is unreadable: {first_error(exc, what)}") from None
+
+
 @dataclass(frozen=True)
 class ResultRow:
     result_id: int
@@ -185,12 +195,8 @@ class ResultRow:
     def result(self) -> IdentificationResult:
         """The result as stored; CatalogError (one line) if it no longer reads as one (an
         earlier version stored NaN and infinite numbers, which JSON keeps as null)."""
-        try:
-            return IdentificationResult.model_validate_json(self.result_json)
-        except ValidationError as exc:
-            raise CatalogError(f"result {self.result_id} (capture {self.capture_id}, "
-                               f"{self.method}) is unreadable: "
-                               f"{first_error(exc, 'result')}") from None
+        return _stored(IdentificationResult, self.result_json, "result",
+                       f"result {self.result_id} (capture {self.capture_id}, {self.method})")
 
 
 @dataclass(frozen=True)
@@ -206,12 +212,8 @@ class SessionResultRow:
 
     def result(self) -> SessionResult:
         """The pooled result as stored; CatalogError (one line) if it no longer reads."""
-        try:
-            return SessionResult.model_validate_json(self.result_json)
-        except ValidationError as exc:
-            raise CatalogError(f"session result {self.session_result_id} (session "
-                               f"{self.session_id}) is unreadable: "
-                               f"{first_error(exc, 'session result')}") from None
+        return _stored(SessionResult, self.result_json, "session result",
+                       f"session result {self.session_result_id} (session {self.session_id})")
 
 
 @dataclass(frozen=True)

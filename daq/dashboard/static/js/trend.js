@@ -212,26 +212,23 @@ function drawBand(u, holder, color) {
   ctx.save();
   ctx.globalAlpha = 0.15;
   ctx.fillStyle = color;
-  ctx.beginPath();
-  ts.forEach((t, i) => {
+  // through (t, level(t)) for each t, in canvas pixels
+  const along = (times, level, start) => times.forEach((t, i) => {
     const x = u.valToPos(t, "x", true);
-    const y = u.valToPos(b.hi * scale(t), "y", true);
-    if (i === 0) ctx.moveTo(x, y);
+    const y = u.valToPos(level * scale(t), "y", true);
+    if (i === 0 && start) ctx.moveTo(x, y);
     else ctx.lineTo(x, y);
   });
-  for (const t of [...ts].reverse()) ctx.lineTo(u.valToPos(t, "x", true), u.valToPos(b.lo * scale(t), "y", true));
+  ctx.beginPath();
+  along(ts, b.hi, true);
+  along([...ts].reverse(), b.lo, false);
   ctx.closePath();
   ctx.fill();
   ctx.globalAlpha = 0.6;
   ctx.strokeStyle = color;
   ctx.setLineDash([4, 3]);
   ctx.beginPath();
-  ts.forEach((t, i) => {
-    const x = u.valToPos(t, "x", true);
-    const y = u.valToPos(b.value * scale(t), "y", true);
-    if (i === 0) ctx.moveTo(x, y);
-    else ctx.lineTo(x, y);
-  });
+  along(ts, b.value, true);
   ctx.stroke();
   ctx.restore();
 }
