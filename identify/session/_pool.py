@@ -169,7 +169,9 @@ def _analyse(results: Sequence[IdentificationResult], x: np.ndarray, rows: np.nd
 
 
 def _estimate(results: Sequence[IdentificationResult], name: str, rows: np.ndarray,
-              x: np.ndarray, trend: Line | None, rig: bool) -> ParameterEstimate:
+              trend: Line | None, rig: bool) -> ParameterEstimate:
+    """One quantity of the session over the captures `rows`: the random-effects mean, or
+    a moved level's line at the covariate's mean (`trend`)."""
     sub = [results[i] for i in rows]
     v = _values(sub, name, rig)
     first = (sub[0].rig if rig else sub[0].parameters)[name]
@@ -185,7 +187,7 @@ def _estimate(results: Sequence[IdentificationResult], name: str, rows: np.ndarr
             note=f"identified in {seen} of {len(sub)} captures; "
                  + (first.note or "not identifiable"))
     if trend is not None:  # a level that moved: its line at the covariate's mean
-        value, (lo, hi), scatter, k = trend.level, trend.level_interval(), trend.tau, 0
+        value, (lo, hi), scatter = trend.level, trend.level_interval(), trend.tau
         what = "at the session's mean time, on its trend"
     else:
         m: Mean = mean(v.y, v.own, v.common)
@@ -230,9 +232,9 @@ def pool_results(results: Sequence[IdentificationResult],
             n: rs[i].parameters[n] for n in levels if n in rs[i].parameters}})
     trends = {n: final.lines[n] for n, moved in final.moved.items()
               if moved and final.verdict == "drift"}
-    parameters = {n: _estimate(rs, n, final.rows, xs, trends.get(n), rig=False)
+    parameters = {n: _estimate(rs, n, final.rows, trends.get(n), rig=False)
                   for n in rs[0].parameters}
-    rig = {n: _estimate(rs, n, final.rows, xs, None, rig=True) for n in rs[0].rig}
+    rig = {n: _estimate(rs, n, final.rows, None, rig=True) for n in rs[0].rig}
     report = _report(a, rs, xs)
     scatter = {n: fit.tau for n, fit in a.lines.items()}
     left_out = [e.capture_id for e in entries if not e.included]
