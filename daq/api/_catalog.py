@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hilrig.identify import IdentificationResult
+from hilrig.identify import IdentificationResult, SessionResult
 from hilrig.identify.results import require_pandas
 
 from ..config import load_settings
@@ -19,6 +19,7 @@ from ..storage import (
     CatalogError,
     capture_records,
     result_records,
+    session_answer,
 )
 
 __all__ = ["CatalogFrames", "catalog"]
@@ -57,6 +58,13 @@ class CatalogFrames:
         """One result in full (its table, to_dataframe, response)."""
         with self._open() as cat:
             return cat.result(result_id).result()
+
+    def session_answer(self, session: str) -> SessionResult:
+        """The session's captures put together now (identify.session.pool_results: the
+        session's friction and rig with intervals, the drift tested), not kept: what
+        `hilrig session identify --dry-run` prints."""
+        with self._open() as cat:
+            return session_answer(cat, session, keep=False)
 
     def captures(self, *, session: str | None = None, status: str | None = None) -> Any:
         """One row per capture (index capture_id): session, sequence, status, samples,

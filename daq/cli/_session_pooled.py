@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..runtime import session_answer
-from ..storage import CatalogError
+from ..storage import CatalogError, session_answer
 from ._catalog import open_catalog, session_row
 from ._usage import UsageError, settings_of
 

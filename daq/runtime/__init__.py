@@ -29,7 +29,6 @@ from ._releasers import (
 )
 from ._run import PlainRun
 from ._session import ATTEMPTED, SessionRun, new_session_id
-from ._session_answer import MIN_POOLED, session_answer
 from ._session_progress import CAPTURE_STATES, session_progress
 from ._statistics import capture_statistics, rss_mb
 from ._suspenders import SuspenderWatch, Verdict
@@ -58,5 +57,5 @@ __all__ = [
     "RunReport", "SessionConditions", "SessionPlan", "SessionRun", "SimReleaser",
     "SuspenderWatch", "Verdict", "capture_statistics", "identify_capture", "load_plan",
     "new_session_id", "parse_plan", "releaser_for", "result_line", "rss_mb", "run_worker",
-    "session_progress", "stored_plan", "MIN_POOLED", "session_answer",
+    "session_progress", "stored_plan",
 ]

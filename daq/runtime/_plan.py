@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from hilrig.identify import DEFAULT_METHOD
 
 from ..config import first_error, known_method
-from ..storage import SessionRow
+from ..storage import MIN_POOLED, SessionRow
 
 __all__ = ["PlanError", "SessionPlan", "load_plan", "parse_plan", "stored_plan"]
 
@@ -78,7 +78,7 @@ class SessionPlan(BaseModel):
     max_in_flight: int = Field(
         2, ge=1, le=16, description="captures awaiting identification before a release waits")
     pooled_min_captures: int = Field(
-        3, ge=0, le=100_000,
+        MIN_POOLED, ge=0, le=100_000,
         description="at its end the session's captures are put together (drift tested, "
                     "`hilrig session identify`) when at least this many were identified; "
                     "0: never")

@@ -43,6 +43,7 @@ from ..mqtt import CommandRouter, Courier, Topics
 from ..storage import (
     Catalog,
     CatalogError,
+    session_answer,
     session_capture_path,
     session_folder,
 )
@@ -54,7 +55,6 @@ from ._plan import SessionPlan
 from ._records import CaptureRecords, prune_retained
 from ._releasers import Releaser
 from ._resume import finish_earlier_run
-from ._session_answer import session_answer
 from ._session_commands import SessionCommands
 from ._session_progress import session_progress
 from ._statistics import capture_statistics, rss_mb

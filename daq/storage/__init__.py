@@ -1,6 +1,6 @@
 """What is kept: capture files (HDF5, CSV; written atomically), the catalog of sessions,
-captures, results and errors (SQLite), the archive's layout, and the outbox of messages
-not yet acknowledged by the broker (SQLite).
+captures, results, sessions' answers and errors (SQLite), the archive's layout, and the
+outbox of messages not yet acknowledged by the broker (SQLite).
 """
 
 from typing import TYPE_CHECKING
@@ -76,6 +76,10 @@ if TYPE_CHECKING:
         result_record,
         result_records,
     )
+    from ._session_answer import (
+        MIN_POOLED,
+        session_answer,
+    )
 
 _EXPORTS = {
     "._archive": (
@@ -116,12 +120,15 @@ _EXPORTS = {
         "CAPTURE_FIELDS", "capture_record", "capture_records", "readable_results",
         "result_record", "result_records",
     ),
+    "._session_answer": (
+        "MIN_POOLED", "session_answer",
+    ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CAPTURE_FIELDS", "capture_record", "capture_records", "readable_results", "result_record",
-    "result_records",
+    "result_records", "MIN_POOLED", "session_answer",
     "CAPTURE_FILE", "CATALOG_NAME", "CSV_COLUMNS", "CSV_HEAD_BYTES", "CSV_MAX_BYTES",
     "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES", "FORMAT_NAME",
     "FORMAT_VERSION",

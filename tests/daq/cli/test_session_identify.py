@@ -107,3 +107,12 @@ def test_results_list_pooled_shows_each_answer_kept(archive, capfd):
     rc, _ = run_main("results", "list", "--pooled", "--method", "shooting")
     assert rc == 2
     assert_one_line_error(capfd, "--pooled lists sessions' answers")
+
+
+def test_a_notebook_reads_a_sessions_answer_without_keeping_it(archive):
+    import hilrig
+
+    answer = hilrig.catalog(archive).session_answer("S-night")
+    assert answer.verdict == "drift" and str(answer).startswith("session S-night: drift")
+    with Catalog.open(archive) as cat:
+        assert cat.session_results("S-night") == []

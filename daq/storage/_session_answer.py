@@ -1,6 +1,6 @@
 """A session's one answer: its captures' results put together (identify.session), kept in
-the catalog. The session runner calls it as a session ends; `hilrig session identify`
-calls it on any session."""
+the catalog. The session runner calls it as a session ends, `hilrig session identify` and
+the notebook's catalog on any session."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime
 
 from hilrig.identify import DEFAULT_METHOD, IdentificationResult, SessionResult
 
-from ..storage import Catalog, CatalogError
+from ._catalog import Catalog, CatalogError
 
 __all__ = ["MIN_POOLED", "session_answer"]
 
