@@ -65,11 +65,11 @@ def test_a_session_without_results_or_unknown_is_a_one_line_error(archive, capfd
 @pytest.fixture(scope="module")
 def two_files(tmp_path_factory):
     out = tmp_path_factory.mktemp("pooled")
-    for name, theta1 in (("a", "120"), ("b", "110")):
+    for name, theta1, tilt in (("a", "120", "10"), ("b", "110", "10"), ("c", "110", "12")):
         rc, _ = run_main("simulate", "--out", str(out / f"{name}.h5"), "--duration", "3",
-                         "--theta1", theta1)
+                         "--theta1", theta1, "--tilt", tilt)
         assert rc == 0
-    return out / "a.h5", out / "b.h5"
+    return out / "a.h5", out / "b.h5", out / "c.h5"
 
 
 @pytest.mark.parametrize("extra, fragment", [
@@ -81,6 +81,12 @@ def test_several_files_need_pooled_and_consistent_options(two_files, capfd, extr
     rc, _ = run_main("identify", str(two_files[0]), str(two_files[1]), *extra)
     assert rc == 2
     assert_one_line_error(capfd, fragment)
+
+
+def test_files_of_two_rigs_are_not_pooled(two_files, capfd):
+    rc, _ = run_main("identify", str(two_files[0]), str(two_files[2]), "--pooled")
+    assert rc == 2
+    assert_one_line_error(capfd, "its rig differs from")
 
 
 def test_pooled_on_one_file_or_hours_without_pooled_are_one_line_errors(two_files, capfd):
