@@ -21,9 +21,20 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy.special import stdtr, stdtrit
 
 __all__ = ["Departure", "Line", "Mean", "departures", "line", "mean"]
+
+
+def _t_sf(t: float, df: int) -> float:
+    """P(T > t), T Student's t with df degrees of freedom (scipy.special: the session's
+    command loads in 0.3 s where scipy.stats takes 0.9)."""
+    return float(stdtr(df, -t))
+
+
+def _t_isf(q: float, df: int) -> float:
+    """t with P(T > t) = q."""
+    return float(-stdtrit(df, q))
 
 
 @dataclass(frozen=True)
@@ -34,7 +45,7 @@ class Mean:
     tau: float  # scatter between captures beyond their own standard errors
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
-        half = stats.t.isf((1 - level) / 2, self.df) * self.se
+        half = _t_isf((1 - level) / 2, self.df) * self.se
         return self.value - half, self.value + half
 
 
@@ -55,14 +66,14 @@ class Line:
     def p_slope(self) -> float:
         if not self.slope_se > 0:
             return 0.0 if self.slope != 0 else 1.0
-        return float(2 * stats.t.sf(abs(self.slope) / self.slope_se, self.df))
+        return 2 * _t_sf(abs(self.slope) / self.slope_se, self.df)
 
     def slope_interval(self, level: float = 0.95) -> tuple[float, float]:
-        half = stats.t.isf((1 - level) / 2, self.df) * self.slope_se
+        half = _t_isf((1 - level) / 2, self.df) * self.slope_se
         return self.slope - half, self.slope + half
 
     def level_interval(self, level: float = 0.95) -> tuple[float, float]:
-        half = stats.t.isf((1 - level) / 2, self.df) * self.level_se
+        half = _t_isf((1 - level) / 2, self.df) * self.level_se
         return self.level - half, self.level + half
 
 
@@ -143,5 +154,5 @@ def departures(y: np.ndarray, s: np.ndarray, x: np.ndarray) -> list[Departure]:
         var = max(fit.q, 1.0) * (s[i] ** 2 + fit.tau ** 2) + float(at @ fit.cov @ at)
         t = (y[i] - pred) / math.sqrt(var) if var > 0 else math.inf
         out.append(Departure(i, float(y[i] - pred), float(t),
-                             float(2 * stats.t.sf(abs(t), fit.df))))
+                             2 * _t_sf(abs(t), fit.df)))
     return out

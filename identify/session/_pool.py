@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..methods.estimator import ADEQUATE_EXCESS
 from ..results import (
+    ADEQUATE_EXCESS,
     CaptureInSession,
     DriftReport,
     IdentificationResult,
@@ -43,6 +43,7 @@ from ..results import (
     ParameterEstimate,
     SessionResult,
     Standout,
+    worst_excess,
 )
 from ._meta import Departure, Line, Mean, departures, line, mean
 
@@ -249,7 +250,7 @@ def pool_results(results: Sequence[IdentificationResult],
 def _entry(r: IdentificationResult, xv: float, i: int) -> CaptureInSession:
     excess = {k: float(v) for k, v in r.diagnostics.get("residual_over_noise", {}).items()
               if isinstance(v, (int, float))}
-    worst = max(excess.values(), default=0.0)
+    worst = worst_excess(r.diagnostics)
     reason = ("" if worst <= ADEQUATE_EXCESS else
               f"its fit leaves residuals {worst:.2g} times the noise (above "
               f"{ADEQUATE_EXCESS:g}): the model does not explain it")

@@ -30,6 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from ...model import quantisation_rms
+from ...results import ADEQUATE_EXCESS
 from ...signal import (
     Decimated,
     Record,
@@ -42,8 +43,6 @@ from ...signal import (
 )
 from .._oe_problem import residual_inflation
 
-#: residuals above this many times the noise: the model misses something the data show
-ADEQUATE_EXCESS = 1.5
 #: a gap-free run shorter than this many decimated samples is left out
 MIN_RUN = 10
 
