@@ -222,6 +222,11 @@ class SessionRun:
         except CatalogError as exc:
             self.say(f"session {self.session_id}: not put together: {exc}")
             return
+        except Exception as exc:  # noqa: BLE001 - the session is done: its answer may fail
+            log.error("session %s: not put together: %s", self.session_id, one_line(str(exc)))
+            self.say(f"session {self.session_id}: not put together ({type(exc).__name__}); "
+                     "hilrig session identify tries again")
+            return
         self.say(f"session {self.session_id}: {answer.summary}")
         self.publication.session_result(self.session_id, answer)
 
