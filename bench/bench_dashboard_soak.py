@@ -85,7 +85,7 @@ def main() -> int:
         [sys.executable, "-m", "hilrig", "session", "start", "--sim", "--captures",
          str(args.captures),
          "--pose", "0", "120", "--name", "soak", "--http", f"127.0.0.1:{http}"],
-        env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env=env, cwd=work, stdout=open(work / "service.log", "w"), stderr=subprocess.STDOUT)
     errors: list[str] = []
     try:
         _wait_port(http, 60)
@@ -116,7 +116,11 @@ def main() -> int:
                 print(f"{elapsed / 60:5.1f} {last:8.2f} {samples / elapsed:10.1f} "
                       f"{page.locator('#captures tr[data-capture-id]').count():9d}", flush=True)
             if args.captures < 1000:  # the session ends: its answer on the page
-                page.wait_for_selector("#trend-verdict:not([hidden])", timeout=600_000)
+                try:
+                    page.wait_for_selector("#trend-verdict:not([hidden])", timeout=900_000)
+                except Exception:  # noqa: BLE001 - say what the service said, then fail
+                    print((work / "service.log").read_text()[-3000:])
+                    raise
                 print(f"the page's verdict: {page.inner_text('#trend-verdict')}")
             if args.screenshot is not None:  # with the newest finished capture open
                 done = page.locator('#captures tr[data-status="done"]')

@@ -110,7 +110,17 @@ def _kept_session(directory: str, kind: str, s: int) -> list[IdentificationResul
     if not os.path.exists(path):
         return None
     with open(path) as f:
-        return [IdentificationResult.model_validate(r) for r in json.load(f)["results"]]
+        return [_result_of(r) for r in json.load(f)["results"]]
+
+
+def _result_of(doc: dict) -> IdentificationResult:
+    """A kept result; one kept before unbounded intervals became null (judged) has
+    [null, null] there, read as no interval."""
+    for group in ("parameters", "rig"):
+        for p in doc.get(group, {}).values():
+            if p.get("ci95") == [None, None]:
+                p["ci95"] = None
+    return IdentificationResult.model_validate(doc)
 
 
 def _kept(directory: str) -> list[tuple[str, int, dict]]:
@@ -158,7 +168,7 @@ def main() -> None:
         kept = _kept(args.source)
         plan = [(kind, s) for kind, s, _ in kept]
         for kind, s, doc in kept:
-            results = [IdentificationResult.model_validate(r) for r in doc["results"]]
+            results = [_result_of(r) for r in doc["results"]]
             single_s += [r.compute_seconds for r in results]
             rec, seconds = _evaluate(kind, s, doc["hours"], doc["friction"],
                                      rig_quantities(RigParams(**doc["rig"])), results, args)

@@ -10,7 +10,11 @@ Laird 1986; for a line, its method-of-moments extension), each capture then weig
 by 1 / (s_i^2 + tau^2). Standard errors follow Knapp & Hartung (2003): the weighted
 scatter about the fit, q = sum w_i r_i^2 / (K - p), scales them and a t distribution
 with K - p degrees of freedom gives the intervals and tests, which keeps their level
-with a handful of captures whatever tau is. The common part is added to a mean's or
+with a handful of captures whatever tau is. q is taken at least 1 (Roever, Knapp &
+Friede 2015): captures that agree better than their stated errors do not make an
+interval narrower than those errors allow. Without it, on 12 simulated sessions the
+pooled tilt's and reduced length's intervals were 7-10 times narrower than one
+capture's and held the truth in 83 % and 75 % of them. The common part is added to a mean's or
 a level's variance (mean of c_i^2), never to a slope's or a departure's (differences
 between captures cancel it).
 """
@@ -59,7 +63,7 @@ class Line:
     slope_se: float
     df: int
     tau: float
-    q: float  # Knapp-Hartung's scale
+    q: float  # Knapp-Hartung's scale, at least 1
     cov: np.ndarray  # (2, 2) of (level, slope), without the common part
 
     @property
@@ -113,7 +117,7 @@ def _fit(y: np.ndarray, s: np.ndarray, design: np.ndarray
     beta = inv @ (design.T @ (w * y))
     r = y - design @ beta
     k, p = design.shape
-    q = float(np.sum(w * r * r) / (k - p)) if k > p else 1.0
+    q = max(1.0, float(np.sum(w * r * r) / (k - p))) if k > p else 1.0
     return beta, q * inv, math.sqrt(tau2), q
 
 
@@ -151,7 +155,7 @@ def departures(y: np.ndarray, s: np.ndarray, x: np.ndarray) -> list[Departure]:
         fit = line(y[rest], s[rest], x[rest], np.zeros(int(rest.sum())))
         at = np.array([1.0, x[i]])
         pred = fit.level + fit.slope * x[i]
-        var = max(fit.q, 1.0) * (s[i] ** 2 + fit.tau ** 2) + float(at @ fit.cov @ at)
+        var = fit.q * (s[i] ** 2 + fit.tau ** 2) + float(at @ fit.cov @ at)
         t = (y[i] - pred) / math.sqrt(var) if var > 0 else math.inf
         out.append(Departure(i, float(y[i] - pred), float(t),
                              2 * _t_sf(abs(t), fit.df)))

@@ -61,6 +61,13 @@ def judged(value: float, sd: float, *, log: bool, at_bound: bool = False,
         if wide and nonnegative:
             ci = (max(ci[0], 0.0), ci[1])
             wide_note = f"indistinguishable from zero: at most {ci[1]:.3g} (95 %)"
+    if not (math.isfinite(ci[0]) and math.isfinite(ci[1])):
+        # the data leave it unbounded (an infinite variance): no interval, and JSON has
+        # none to keep (an arm cable's rest angle so judged made a result that did not
+        # read back from its JSON)
+        return ParameterEstimate(value=None, ci95=None, identifiable=False, assumed=value,
+                                 note="not identifiable from this capture: the data do not "
+                                      "bound it")
     if at_bound or wide:
         why = f"the fit ran to its bound {value:.3g}" if at_bound else wide_note
         return ParameterEstimate(value=None, ci95=ci, identifiable=False, assumed=value,

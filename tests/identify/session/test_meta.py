@@ -34,10 +34,11 @@ def test_a_line_through_exact_points_has_their_slope():
     assert fit.level == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize("tau", [0.0, 0.3])
-def test_the_slope_test_keeps_its_level_without_a_trend(tau: float):
-    """2,000 sessions of 10 captures whose values scatter by their errors (and by tau
-    beyond them): the slope's test at 5 % rejects in 3.5-6.5 % of them."""
+@pytest.mark.parametrize("tau, low, high", [(0.3, 0.035, 0.065), (0.0, 0.01, 0.05)])
+def test_the_slope_test_keeps_its_level_without_a_trend(tau: float, low: float, high: float):
+    """2,000 sessions of 10 captures whose values scatter by their errors and by tau
+    beyond them: the slope's test at 5 % rejects in 3.5-6.5 % of them; without scatter
+    beyond the stated errors it is conservative (Knapp-Hartung's q at least 1)."""
     rng = np.random.default_rng(2)
     x = np.linspace(0, 8, 10)
     s = rng.uniform(0.05, 0.2, 10)
@@ -45,7 +46,7 @@ def test_the_slope_test_keeps_its_level_without_a_trend(tau: float):
     for _ in range(2000):
         y = rng.normal(0, np.sqrt(s ** 2 + tau ** 2))
         rejected += line(y, s, x, np.zeros(10)).p_slope < 0.05
-    assert 0.035 <= rejected / 2000 <= 0.065
+    assert low <= rejected / 2000 <= high
 
 
 def test_the_slope_interval_holds_the_true_slope_in_95_percent_of_sessions():

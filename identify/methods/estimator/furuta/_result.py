@@ -143,9 +143,12 @@ def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
             est = judged(v, sd, log=True,
                          at_bound=at_bound(float(fit.z[i]), float(lo[i]), float(hi[i])))
             unit = "N m s^2" if name == "drag1" else "N m/rad"
-        ci = est.ci95 or (math.nan, math.nan)
-        out[name] = {"value": v, "ci95": [ci[0], ci[1]], "unit": unit,
-                     "identifiable": est.identifiable, "note": est.note}
+        # an interval the data leave unbounded (an infinite variance: a term the motion
+        # no longer feels) is no interval: JSON has no infinity, and a result holding one
+        # did not read back
+        ci = est.ci95 if est.ci95 and all(map(math.isfinite, est.ci95)) else None
+        out[name] = {"value": v, "ci95": None if ci is None else [ci[0], ci[1]],
+                     "unit": unit, "identifiable": est.identifiable, "note": est.note}
     return out
 
 
@@ -155,7 +158,7 @@ def _extra_rig_estimates(extras: dict[str, dict[str, Any]]) -> dict[str, Paramet
     out = {}
     for name, e in extras.items():
         what = f"{e['unit']}; {_EXTRA_NOTES[name]}, a term the diagnostics chose"
-        ci = (e["ci95"][0], e["ci95"][1])
+        ci = None if e["ci95"] is None else (e["ci95"][0], e["ci95"][1])
         if e["identifiable"]:
             out[name] = ParameterEstimate(value=e["value"], ci95=ci, identifiable=True,
                                           note=what)

@@ -44,3 +44,25 @@ def test_a_torque_whose_interval_reaches_below_zero_is_indistinguishable_from_ze
     assert f"at most {0.01 + Z95 * 0.02:.3g}" in est.note
     signed = judged(0.01, 0.02, log=False)
     assert signed.ci95 is not None and signed.ci95[0] < 0 and "wider than the value" in signed.note
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_a_term_the_data_leave_unbounded_has_no_interval_and_its_result_reads_back(log):
+    """An arm cable's rest angle on a simulated session's capture had an infinite
+    variance: judged with it, its interval went into the JSON as null, and the result no
+    longer read back."""
+    from hilrig.identify import IdentificationResult, ParameterEstimate
+    from hilrig.identify.model import PARAM_NAMES
+
+    est = judged(2.84 if log else -2.84, math.inf, log=log)
+    assert not est.identifiable and est.value is None
+    if not log:  # (a log's interval is capped at a factor e^700, finite)
+        assert est.ci95 is None and est.note.endswith("the data do not bound it")
+    result = IdentificationResult(
+        method="shooting", parameters={n: ParameterEstimate(value=1e-3, ci95=(9e-4, 1.1e-3),
+                                                            identifiable=True)
+                                       for n in PARAM_NAMES},
+        rig={"spring_rest0": est}, fit_percent={"arm": 99.0, "pendulum": 99.0},
+        compute_seconds=1.0, normalized_compute_time=1e-6, capture_seconds=35.0,
+        sample_rate_hz=1e4, samples=350_000, tilt_deg=10.0)
+    assert IdentificationResult.model_validate_json(result.to_json()) == result
