@@ -8,7 +8,7 @@ would give, and the captures it shows. Goal: the heap grows by no more than 20 %
 the first reading (after a minute's warm-up) to the last, and the page keeps up.
 
     python bench/bench_dashboard_soak.py [--minutes 10] [--screenshot docs/dashboard.png]
-                                         [--captures N [--drift NAME=RATE]]
+                                         [--captures N [--drift NAME=RATE]] [--pose A P]
 
 With --captures the session ends after N captures: the page then shows the session's
 answer (its verdict and bands); --drift makes the simulated rig's friction drift by RATE
@@ -61,6 +61,9 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--screenshot", type=Path, help="write a screenshot of the page at the end")
     ap.add_argument("--captures", type=int, default=1000, help="the session's captures")
+    ap.add_argument("--pose", type=float, nargs=2, default=(0.0, 120.0), metavar=("ARM", "PEND"),
+                    help="release pose, degrees (an arm that barely moves while the pendulum "
+                         "swings suspends a session: a suspect encoder)")
     ap.add_argument("--drift", action="append", default=[], metavar="NAME=RATE",
                     help="the simulated friction's drift per hour of its clock")
     args = ap.parse_args()
@@ -84,7 +87,8 @@ def main() -> int:
     service = subprocess.Popen(
         [sys.executable, "-m", "hilrig", "session", "start", "--sim", "--captures",
          str(args.captures),
-         "--pose", "0", "120", "--name", "soak", "--http", f"127.0.0.1:{http}"],
+         "--pose", f"{args.pose[0]:g}", f"{args.pose[1]:g}", "--name", "soak",
+         "--http", f"127.0.0.1:{http}"],
         env=env, cwd=work, stdout=open(work / "service.log", "w"), stderr=subprocess.STDOUT)
     errors: list[str] = []
     try:

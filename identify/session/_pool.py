@@ -47,7 +47,7 @@ from ..results import (
 )
 from ._meta import Departure, Line, Mean, departures, line, mean
 
-__all__ = ["ESTIMATED_WIDENING", "LEVEL", "MIN_CHANGE", "MIN_TESTED", "pool_results"]
+__all__ = ["ESTIMATED_WIDENING", "LEVEL", "MIN_CHANGE", "MIN_TESTED", "percent", "pool_results"]
 
 #: the false alarm rate of each family of tests (the slopes; the captures standing out)
 LEVEL = 0.01
@@ -285,12 +285,18 @@ def _report(a: _Analysis, rs: Sequence[IdentificationResult], xs: np.ndarray) ->
                        without_standouts=a.without.verdict if a.without else None)
 
 
+def percent(fraction: float) -> str:
+    """A signed percentage in two significant figures, never in powers of ten."""
+    x = 100 * fraction
+    return f"{x:+.0f}" if abs(x) >= 10 else f"{x:+.2g}"
+
+
 def _summary(a: _Analysis, report: DriftReport, covariate: str, left_out: list[str],
              rs: Sequence[IdentificationResult]) -> str:
     unit = "h" if covariate == "hours" else covariate
     n = a.rows.size
-    moved = [f"{name} {100 * s.per_unit:+.2g} %/{unit} [{100 * s.ci95[0]:+.2g}, "
-             f"{100 * s.ci95[1]:+.2g}]" for name, s in report.slopes.items() if s.moved]
+    moved = [f"{name} {percent(s.per_unit)} %/{unit} [{percent(s.ci95[0])}, "
+             f"{percent(s.ci95[1])}]" for name, s in report.slopes.items() if s.moved]
     head = {"no drift": f"no drift over {n} captures",
             "drift": "drift over {n} captures: " + ", ".join(moved),
             "not tested": f"{n} captures pooled; drift not tested ({MIN_TESTED} needed)",
@@ -302,7 +308,7 @@ def _summary(a: _Analysis, report: DriftReport, covariate: str, left_out: list[s
             head += f"; without them, {a.without.verdict}"
             if a.without.verdict == "drift":
                 head += ": " + ", ".join(
-                    f"{name} {100 * fit.slope:+.2g} %/{unit}"
+                    f"{name} {percent(fit.slope)} %/{unit}"
                     for name, fit in a.without.lines.items() if a.without.moved[name])
     if left_out:
         head += f"; left out (fit inadequate): {', '.join(left_out)}"
