@@ -9,6 +9,7 @@ them is gone.
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import os
 import signal
@@ -16,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from types import TracebackType
 from typing import Self
@@ -57,6 +59,9 @@ def _sigint_ignored_by_children() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, old_handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+
+
+log = logging.getLogger("hilrig.service")
 
 
 def _settle(loop: asyncio.AbstractEventLoop, done: Future[str],
@@ -124,14 +129,52 @@ class LocalExecutor:
         return self.workers
 
     def submit(self, task: IdentifyTask) -> asyncio.Future[TaskOutcome]:
-        self.start()
-        assert self._executor is not None
         loop = asyncio.get_running_loop()
         out: asyncio.Future[TaskOutcome] = loop.create_future()
-        done = self._executor.submit(run_task_json, task)
-        done.add_done_callback(lambda d: _settle(loop, d, out))
-        out.add_done_callback(lambda o: done.cancel() if o.cancelled() else None)
+        self._run(task, out, retries=1)
         return out
+
+    def _run(self, task: IdentifyTask, out: asyncio.Future[TaskOutcome], retries: int) -> None:
+        """The task on the pool; on a pool whose process died (the OOM killer, a crash in
+        native code) a new pool and, once, the task again: a dead pool refuses every
+        later task, and a session stopped after three captures failed in a row."""
+        loop = out.get_loop()
+        executor = self._fresh()
+        try:
+            done = executor.submit(run_task_json, task)
+        except BrokenProcessPool:
+            self._replace(executor)
+            executor = self._fresh()
+            done = executor.submit(run_task_json, task)
+
+        def finished(d: Future[str]) -> None:
+            if retries and not d.cancelled() and isinstance(d.exception(), BrokenProcessPool):
+                loop.call_soon_threadsafe(self._again, task, out, retries - 1, executor)
+            else:
+                _settle(loop, d, out)
+
+        done.add_done_callback(finished)
+        out.add_done_callback(lambda o: done.cancel() if o.cancelled() else None)
+
+    def _again(self, task: IdentifyTask, out: asyncio.Future[TaskOutcome], retries: int,
+               broken: ProcessPoolExecutor) -> None:
+        if out.done():  # withdrawn meanwhile
+            return
+        log.warning("identification: a worker process died; a new pool takes its task again")
+        self._replace(broken)
+        self._run(task, out, retries)
+
+    def _fresh(self) -> ProcessPoolExecutor:
+        self.start()
+        assert self._executor is not None
+        return self._executor
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        """A new pool in place of `broken` (the next start() makes it), unless another
+        task of the same pool already had it replaced."""
+        if self._executor is broken:
+            self._executor = None
+            broken.shutdown(wait=False, cancel_futures=True)
 
     def shutdown(self) -> None:
         executor, self._executor = self._executor, None

@@ -85,3 +85,25 @@ async def test_two_processes_answer_every_task_and_a_cancelled_one_is_withdrawn(
             await identified(executor, "bad", str(bad), METHOD)
         assert withdrawn.cancelled()
         await asyncio.sleep(0)
+
+
+@pytest.mark.fault(injected="identification: SIGKILL of the local pool's process while it holds "
+                            "a capture",
+                   expected="a new pool takes the capture again, and every later capture runs")
+async def test_a_worker_process_that_dies_costs_no_task_and_breaks_no_later_one(capture_file):
+    """The OOM killer or a crash in native code ends a pool's process: the task it held
+    runs again on a new pool, and the tasks after it run (a dead pool had refused every
+    later capture, and its session stopped after three failed in a row)."""
+    import os
+    import signal
+
+    with LocalExecutor(workers=1) as executor:
+        first = await executor.submit(IdentifyTask.of_file("c0", capture_file, METHOD))
+        assert first.result is not None and first.provenance is not None
+        held = executor.submit(IdentifyTask.of_file("c1", capture_file, METHOD))
+        os.kill(first.provenance.pid, signal.SIGKILL)  # the one worker, with c1 in hand
+        again = await asyncio.wait_for(held, 120)
+        assert again.result is not None and again.error is None
+        assert again.provenance is not None and again.provenance.pid != first.provenance.pid
+        later = await executor.submit(IdentifyTask.of_file("c2", capture_file, METHOD))
+        assert later.result is not None
