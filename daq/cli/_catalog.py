@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hilrig.identify import PARAM_NAMES
+from hilrig.identify.results import percent
 
 from ..config import Settings
 from ..storage import (
@@ -181,9 +182,12 @@ def _left_out(exc: CatalogError) -> None:
     print(f"hilrig: warning: {exc}; left out", file=sys.stderr)
 
 
-def _pooled_records(cat: Catalog, session_id: str | None) -> list[dict[str, Any]]:
-    """One record per session answer kept: verdict, each level's value and trend."""
+def _pooled_records(cat: Catalog, session_id: str | None
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """One record per session answer kept (verdict, each level's value and trend), and
+    the levels the answers test (their rig kind's key parameters)."""
     out = []
+    levels: dict[str, None] = {}
     for row in cat.session_results(session_id):
         try:
             answer = row.result()
@@ -194,7 +198,7 @@ def _pooled_records(cat: Catalog, session_id: str | None) -> list[dict[str, Any]
             "session_result_id": row.session_result_id, "session_id": row.session_id,
             "created_utc": row.created_utc, "capture_method": row.capture_method,
             "captures": row.captures, "verdict": row.verdict,
-            "moved": " ".join(f"{n}{100 * s.per_unit:+.2g}%/h"
+            "moved": " ".join(f"{n}{percent(s.per_unit)}%/h"
                               for n, s in answer.drift.slopes.items() if s.moved) or None,
             "standouts": " ".join(s.capture_id for s in answer.drift.standouts) or None}
         for name, p in answer.parameters.items():
@@ -202,20 +206,19 @@ def _pooled_records(cat: Catalog, session_id: str | None) -> list[dict[str, Any]
             rec[f"{name}_ci95_lo"], rec[f"{name}_ci95_hi"] = p.ci95 or (None, None)
         for name, s in answer.drift.slopes.items():
             rec[f"{name}_per_hour"] = s.per_unit
+        levels.update(dict.fromkeys(n for c in answer.captures for n in c.levels))
         out.append(rec)
-    return out
+    return out, list(levels)
 
 
 def _cmd_pooled_list(args: argparse.Namespace, cat: Catalog) -> int:
     if args.capture is not None or args.method is not None:
         raise UsageError("--pooled lists sessions' answers: --capture and --method do not "
                          "apply (each answer names the method its captures were identified by)")
-    records = _pooled_records(cat, args.session)
+    records, levels = _pooled_records(cat, args.session)
     if not records:
         _nothing_matched("session answers (hilrig session identify)",
                          {"session": args.session})
-    levels = [k for k in dict.fromkeys(k for r in records for k in r)
-              if k.startswith(("mu_d", "mu_v")) and "_" not in k[4:]]
     base = ["session_result_id", "session_id", "created_utc", "capture_method", "captures",
             "verdict"]
     if args.format == "table":

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..storage import CatalogError, session_answer
+from ..storage import session_answer
 from ._catalog import open_catalog, session_row
-from ._usage import UsageError, settings_of
+from ._usage import settings_of
 
 __all__ = ["cmd_session_identify"]
 
@@ -15,9 +15,7 @@ __all__ = ["cmd_session_identify"]
 def cmd_session_identify(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
         row = session_row(cat, args.session)
-        try:
-            answer = session_answer(cat, row.session_id, args.method, keep=not args.dry_run)
-        except CatalogError as exc:
-            raise UsageError(str(exc)) from None
+        # a session without results is a CatalogError: one line, exit 2, as every command
+        answer = session_answer(cat, row.session_id, args.method, keep=not args.dry_run)
     print(answer.to_json(indent=2) if args.json else str(answer))
     return 0

@@ -3,7 +3,7 @@
 Above identify.signal and identify.model, below the methods.
 """
 
-from ._adequacy import ADEQUATE_EXCESS, worst_excess
+from ._adequacy import ADEQUATE_EXCESS
 from ._checks import NON_NEGATIVE, result_problems
 from ._frames import ESTIMATE_COLUMNS, estimate_rows, require_pandas
 from ._metrics import fit_percent, format_fit, normalized_compute_time
@@ -18,14 +18,14 @@ from ._session_result import (
     SessionResult,
     Standout,
 )
-from ._session_summary import session_summary_text
+from ._session_summary import percent, session_summary_text
 from ._summary import summary_line, summary_text
 
 __all__ = [
-    "ADEQUATE_EXCESS", "worst_excess", "RESULT_SCHEMA", "IdentificationResult",
+    "ADEQUATE_EXCESS", "RESULT_SCHEMA", "IdentificationResult",
     "ParameterEstimate", "fit_percent", "format_fit",
     "normalized_compute_time", "RESPONSE_POINTS", "Response", "response_of", "NON_NEGATIVE",
     "result_problems", "ESTIMATE_COLUMNS", "estimate_rows", "summary_line", "summary_text",
     "require_pandas", "SESSION_RESULT_SCHEMA", "VERDICTS", "CaptureInSession", "DriftReport",
-    "LevelSlope", "SessionResult", "Standout", "session_summary_text",
+    "LevelSlope", "SessionResult", "Standout", "percent", "session_summary_text",
 ]

@@ -8,7 +8,13 @@ if TYPE_CHECKING:
     from ._result import ParameterEstimate
     from ._session_result import SessionResult
 
-__all__ = ["session_summary_text"]
+__all__ = ["percent", "session_summary_text"]
+
+
+def percent(fraction: float) -> str:
+    """A signed percentage in two significant figures, never in powers of ten."""
+    x = 100 * fraction
+    return f"{x:+.0f}" if abs(x) >= 10 else f"{x:+.2g}"
 
 
 def _estimate(p: ParameterEstimate) -> str:

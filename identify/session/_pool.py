@@ -43,11 +43,11 @@ from ..results import (
     ParameterEstimate,
     SessionResult,
     Standout,
-    worst_excess,
+    percent,
 )
 from ._meta import Departure, Line, Mean, departures, line, mean
 
-__all__ = ["ESTIMATED_WIDENING", "LEVEL", "MIN_CHANGE", "MIN_TESTED", "percent", "pool_results"]
+__all__ = ["ESTIMATED_WIDENING", "LEVEL", "MIN_CHANGE", "MIN_TESTED", "pool_results"]
 
 #: the false alarm rate of each family of tests (the slopes; the captures standing out)
 LEVEL = 0.01
@@ -252,7 +252,7 @@ def pool_results(results: Sequence[IdentificationResult],
     return SessionResult(
         session_id=session_id, rig_kind=rs[0].rig_kind, capture_method=rs[0].method,
         covariate=covariate, verdict=a.verdict,
-        summary=_summary(a, report, covariate, left_out, rs),
+        summary=_summary(a, report, covariate, left_out),
         parameters=parameters, rig=rig, drift=report, captures=entries, scatter=scatter,
         compute_seconds=round(compute_seconds, 3))
 
@@ -260,7 +260,7 @@ def pool_results(results: Sequence[IdentificationResult],
 def _entry(r: IdentificationResult, xv: float, i: int) -> CaptureInSession:
     excess = {k: float(v) for k, v in r.diagnostics.get("residual_over_noise", {}).items()
               if isinstance(v, (int, float))}
-    worst = worst_excess(r.diagnostics)
+    worst = max(excess.values(), default=0.0)
     reason = ("" if worst <= ADEQUATE_EXCESS else
               f"its fit leaves residuals {worst:.2g} times the noise (above "
               f"{ADEQUATE_EXCESS:g}): the model does not explain it")
@@ -285,23 +285,16 @@ def _report(a: _Analysis, rs: Sequence[IdentificationResult], xs: np.ndarray) ->
                        without_standouts=a.without.verdict if a.without else None)
 
 
-def percent(fraction: float) -> str:
-    """A signed percentage in two significant figures, never in powers of ten."""
-    x = 100 * fraction
-    return f"{x:+.0f}" if abs(x) >= 10 else f"{x:+.2g}"
-
-
-def _summary(a: _Analysis, report: DriftReport, covariate: str, left_out: list[str],
-             rs: Sequence[IdentificationResult]) -> str:
+def _summary(a: _Analysis, report: DriftReport, covariate: str, left_out: list[str]) -> str:
     unit = "h" if covariate == "hours" else covariate
     n = a.rows.size
     moved = [f"{name} {percent(s.per_unit)} %/{unit} [{percent(s.ci95[0])}, "
              f"{percent(s.ci95[1])}]" for name, s in report.slopes.items() if s.moved]
     head = {"no drift": f"no drift over {n} captures",
-            "drift": "drift over {n} captures: " + ", ".join(moved),
+            "drift": f"drift over {n} captures: " + ", ".join(moved),
             "not tested": f"{n} captures pooled; drift not tested ({MIN_TESTED} needed)",
             "captures disagree beyond a trend": "captures disagree beyond a trend"
-            }[a.verdict].replace("{n}", str(n))
+            }[a.verdict]
     if a.verdict == "captures disagree beyond a trend":
         head += ": " + ", ".join(s.capture_id for s in report.standouts) + " stand out"
         if a.without is not None:

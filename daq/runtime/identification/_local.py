@@ -177,9 +177,8 @@ class LocalExecutor:
             broken.shutdown(wait=False, cancel_futures=True)
 
     def shutdown(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+        if self._executor is not None:
+            self._replace(self._executor)
 
     def __enter__(self) -> Self:
         self.start()
