@@ -54,10 +54,12 @@ def decimate(m: Record, start_s: float, target_hz: float = 1000.0, n_first: int 
     first = int(np.ceil(start_s * m.rate_hz - 1e-9))
     first_block = -(-first // factor)  # ceil division
     keep = idx >= first_block * factor
+    # masked once, not per segment: a capture with lost frames has a hundred segments
+    kept_idx, kept_angles = idx[keep], m.angles[keep]
     grids, qs = [], []
-    for seg in contiguous_segments(idx[keep]):
-        sidx = idx[keep][seg]
-        sq = m.angles[keep][seg]
+    for seg in contiguous_segments(kept_idx):
+        sidx = kept_idx[seg]
+        sq = kept_angles[seg]
         b0 = -(-int(sidx[0]) // factor)
         lo = b0 * factor - int(sidx[0])
         nblocks = (sidx.size - lo) // factor

@@ -13,6 +13,7 @@ frequency, which is what makes them robust to encoder quantisation noise.
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from math import comb
 
 import numpy as np
@@ -28,14 +29,7 @@ def _check_n(n: int) -> int:
 
 def holoborodko_first_coefficients(n: int) -> np.ndarray:
     """c_1..c_M of the first-derivative filter (seed 002 eq. 18), as floats."""
-    big_m = _check_n(n)
-    m = (n - 3) // 2
-
-    def c(a: int, b: int) -> int:
-        return comb(a, b) if 0 <= b <= a else 0
-
-    return np.array([Fraction(c(2 * m, m - k + 1) - c(2 * m, m - k - 1), 2 ** (2 * m + 1))
-                     for k in range(1, big_m + 1)], dtype=np.float64)
+    return _first_coefficients(n).copy()
 
 
 def holoborodko_second_coefficients(n: int) -> np.ndarray:
@@ -44,11 +38,34 @@ def holoborodko_second_coefficients(n: int) -> np.ndarray:
     The derivative is (s_0 f_0 + sum s_k (f_k + f_-k)) / (2^(N-3) h^2). Computed in exact
     rational arithmetic: the recursion cancels heavily for large N.
     """
+    return _second_coefficients(n).copy()
+
+
+# Cached: a capture with lost frames differentiates a hundred segments with the same N,
+# and the exact arithmetic took 1 ms each time.
+@lru_cache(maxsize=32)
+def _first_coefficients(n: int) -> np.ndarray:
+    big_m = _check_n(n)
+    m = (n - 3) // 2
+
+    def c(a: int, b: int) -> int:
+        return comb(a, b) if 0 <= b <= a else 0
+
+    out = np.array([Fraction(c(2 * m, m - k + 1) - c(2 * m, m - k - 1), 2 ** (2 * m + 1))
+                    for k in range(1, big_m + 1)], dtype=np.float64)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=32)
+def _second_coefficients(n: int) -> np.ndarray:
     big_m = _check_n(n)
     s: dict[int, Fraction] = {big_m + 1: Fraction(0), big_m + 2: Fraction(0), big_m: Fraction(1)}
     for k in range(big_m - 1, -1, -1):
         s[k] = ((2 * n - 10) * s[k + 1] - (n + 2 * k + 3) * s[k + 2]) / (n - 2 * k - 1)
-    return np.array([float(s[k]) for k in range(big_m + 1)], dtype=np.float64)
+    out = np.array([float(s[k]) for k in range(big_m + 1)], dtype=np.float64)
+    out.setflags(write=False)
+    return out
 
 
 def first_derivative_kernel(n: int, h: float) -> np.ndarray:

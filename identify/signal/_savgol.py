@@ -18,6 +18,7 @@ it) took 0.3-0.6 s of every command that identifies, for these few lines.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -28,13 +29,22 @@ def savgol_coefficients(window: int, order: int, deriv: int = 0, delta: float = 
                         ) -> np.ndarray:
     """c with y_i = sum_k c[k] x[i - m + k]: the degree-`order` polynomial fitted to
     `window` samples `delta` apart, its `deriv`-th derivative at the centre."""
+    return _coefficients(window, order, deriv, delta).copy()
+
+
+# Cached: the same few filters run on every segment of a capture (a hundred with lost
+# frames), each a pseudo-inverse.
+@lru_cache(maxsize=64)
+def _coefficients(window: int, order: int, deriv: int, delta: float) -> np.ndarray:
     _check(window, order, deriv)
     m = window // 2
     if deriv > order:  # the polynomial's derivative of that order is zero
         return np.zeros(window)
     pos = np.arange(-m, m + 1, dtype=np.float64)
     vander = pos[:, None] ** np.arange(order + 1)[None, :]
-    return np.asarray(np.linalg.pinv(vander)[deriv] * math.factorial(deriv) / delta ** deriv)
+    out = np.asarray(np.linalg.pinv(vander)[deriv] * math.factorial(deriv) / delta ** deriv)
+    out.setflags(write=False)
+    return out
 
 
 def savgol_filter(x: np.ndarray, window: int, order: int, deriv: int = 0,
@@ -50,7 +60,7 @@ def savgol_filter(x: np.ndarray, window: int, order: int, deriv: int = 0,
                          f"window of {window}")
     m = window // 2
     out = np.empty_like(a)
-    c = savgol_coefficients(window, order, deriv, delta)
+    c = _coefficients(window, order, deriv, delta)
     windows = np.lib.stride_tricks.sliding_window_view(a, window, axis=0)  # (n-2m, ..., N)
     out[m:n - m] = windows @ c
     out[:m] = _edge(a[:window], np.arange(m), order, deriv, delta)

@@ -6,7 +6,7 @@ import numpy as np
 
 from hilrig.identify import ChainRig, Record, identify_chain
 from hilrig.identify.seeds import lab_chain
-from hilrig.identify.signal import chain_record, decimate, point_values
+from hilrig.identify.signal import chain_record, contiguous_segments, decimate, point_values
 
 
 def _swing(rate_hz: float, seconds: float = 4.0) -> Record:
@@ -26,6 +26,29 @@ def test_the_block_means_made_point_values_are_the_angles_at_the_block_times():
     assert np.abs(p.q - exact).max() < 5e-8  # to the ends of the segment, too
     assert p.t is d.t and p.a is d.a  # times and derivatives are the means' own
 
+
+
+def test_lost_frames_split_the_blocks_and_each_segment_is_decimated_on_its_own():
+    """A capture with lost frames (here a hundred gaps) is a hundred segments: blocks on
+    the one grid of sample indices, none across a gap, derivatives within a segment."""
+    full = _swing(10_000.0, 8.0)
+    rng = np.random.default_rng(0)
+    lost = np.zeros(full.sample_index.size, dtype=bool)
+    for start in rng.choice(full.sample_index.size - 40, 100, replace=False):
+        lost[start:start + rng.integers(1, 40)] = True
+    record = Record(angles=full.angles[~lost], sample_index=full.sample_index[~lost],
+                    rate_hz=full.rate_hz)
+    d = decimate(record, 0.5, 500.0)
+    complete = np.array([not lost[g * 20:(g + 1) * 20].any() for g in range(lost.size // 20)])
+    kept = np.flatnonzero(complete)
+    kept = kept[kept * 20 >= 5000]  # from 0.5 s on
+    assert np.array_equal(d.grid, kept)
+    means = full.angles[:lost.size // 20 * 20].reshape(-1, 20, 2).mean(axis=1)
+    np.testing.assert_array_equal(d.q, means[kept])
+    for seg in contiguous_segments(d.grid):  # NaN only where a segment's filter runs out
+        v = d.v[seg]
+        assert np.isnan(v[:25]).all() and np.isnan(v[-25:]).all()
+        assert np.isfinite(v[25:-25]).all()
 
 
 def test_an_undecimated_record_is_left_as_it_is():

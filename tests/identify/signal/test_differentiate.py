@@ -89,6 +89,16 @@ def test_even_or_short_lengths_are_rejected():
             holoborodko_first_coefficients(n)
 
 
+def test_coefficients_are_the_callers_own():
+    """Computed once per length (a capture differentiates a hundred segments with the same
+    N), but a caller that writes into its copy does not change the next caller's."""
+    for coefficients in (holoborodko_first_coefficients, holoborodko_second_coefficients):
+        first = coefficients(51)
+        kept = first.copy()
+        first[:] = 0.0
+        np.testing.assert_array_equal(coefficients(51), kept)
+
+
 def test_segments_split_at_gaps():
     idx = np.array([0, 1, 2, 5, 6, 9])
     assert contiguous_segments(idx) == [slice(0, 3), slice(3, 5), slice(5, 6)]

@@ -41,6 +41,15 @@ def test_a_cubic_is_reproduced_exactly_with_its_derivatives_at_every_sample():
     assert savgol_coefficients(11, 3)[5] == pytest.approx(89 / 429)
 
 
+def test_coefficients_are_the_callers_own():
+    """Computed once per filter, but a caller that writes into its copy does not change
+    the filter."""
+    x = np.sin(np.linspace(0.0, 3.0, 200))
+    before = savgol_filter(x, 25, 3, deriv=2)
+    savgol_coefficients(25, 3, 2)[:] = 0.0
+    np.testing.assert_array_equal(savgol_filter(x, 25, 3, deriv=2), before)
+
+
 @pytest.mark.parametrize(("args", "what"), [((np.zeros(20), 10, 3), "odd"),
                                             ((np.zeros(20), 11, 11), "polynomial order"),
                                             ((np.zeros(5), 11, 3), "fewer than the window")])
