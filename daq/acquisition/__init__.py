@@ -13,6 +13,7 @@ from ._capture import (
     TriggerInfo,
     capture_resolution,
     capture_summary,
+    checked_covariates,
     new_capture_id,
     to_measurement,
 )
@@ -48,6 +49,6 @@ __all__ = [
     "Capture", "CaptureAborted", "CaptureProgress", "CaptureStarted", "CaptureTaken",
     "EngineEvent", "FreeDecayTrigger", "LinkChanged", "LinkWatch", "RingBuffer", "Settled",
     "Telemetry", "TelemetryDecimator", "TriggerArmed", "TriggerEvent", "TriggerInfo",
-    "TriggerState", "Triggered", "capture_summary", "capture_resolution", "error_counts",
-    "fit_release", "grown", "new_capture_id", "summary_line", "to_measurement",
+    "TriggerState", "Triggered", "capture_resolution", "capture_summary", "checked_covariates",
+    "error_counts", "fit_release", "grown", "new_capture_id", "summary_line", "to_measurement",
 ]

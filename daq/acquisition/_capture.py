@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,8 +31,8 @@ from hilrig.identify import (
 
 from ..config import RigKindConfig
 
-__all__ = ["Capture", "TriggerInfo", "capture_resolution", "capture_summary", "new_capture_id",
-           "to_measurement"]
+__all__ = ["COVARIATE_NAME", "Capture", "TriggerInfo", "capture_resolution", "capture_summary",
+           "checked_covariates", "new_capture_id", "to_measurement"]
 
 
 #: rates a capture may have: a rig samples at 100 Hz to 100 kHz, imports may differ
@@ -62,6 +63,27 @@ class TriggerInfo(BaseModel):
     started_utc: str | None = None  # ISO 8601 wall-clock time of the trigger
 
 
+#: a recorded covariate's name: lower case, digits and underscores, the unit last
+COVARIATE_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def checked_covariates(covariates: Any) -> dict[str, float]:
+    """`covariates` as {name: finite float}, or a one-line ValueError naming the entry."""
+    if not isinstance(covariates, dict):
+        raise ValueError(f"covariates must be a mapping of names to numbers, got "
+                         f"{type(covariates).__name__}")
+    out = {}
+    for name, value in covariates.items():
+        if not (isinstance(name, str) and COVARIATE_NAME.fullmatch(name)):
+            raise ValueError(f"covariate name {name!r}: lower case letters, digits and "
+                             f"underscores, starting with a letter (temperature_c)")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise ValueError(f"covariate {name}: {value!r} is not a finite number")
+        out[name] = float(value)
+    return out
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class Capture:
     """One free-decay capture: either encoder counts or (CSV imports) angles, per sample.
@@ -83,6 +105,9 @@ class Capture:
     created_utc: str = field(default_factory=utc_now)
     imported_angles_rad: np.ndarray | None = None  # float64 (n, 2), only without counts
     kind: RigKindConfig | None = None  # which rig the channels are on; None: the Furuta rig
+    #: conditions recorded with the capture (a lab's temperature, say: temperature_c), which
+    #: a session's friction can be pooled against instead of its hours
+    covariates: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         si = np.asarray(self.sample_index)
@@ -125,6 +150,7 @@ class Capture:
             raise ValueError(f"counts_per_rev must be two positive integers, got "
                              f"{self.counts_per_rev}")
         object.__setattr__(self, "counts_per_rev", cpr)
+        object.__setattr__(self, "covariates", checked_covariates(self.covariates))
 
     def __len__(self) -> int:
         return int(self.sample_index.shape[0])

@@ -48,8 +48,9 @@ def cmd_identify(args: argparse.Namespace) -> int:
             raise UsageError(f"--pooled: rig kind {family} has no pooled identification yet "
                              "(the furuta rig has)")
         return commands.identify_pooled(args, capture)
-    if args.hours is not None:
-        raise UsageError("--hours is for --pooled")
+    for option, value in (("--hours", args.hours), ("--covariate", args.covariate)):
+        if value is not None:
+            raise UsageError(f"{option} is for --pooled")
     return commands.identify(args, capture)
 
 

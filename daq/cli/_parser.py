@@ -119,6 +119,10 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     s.add_argument("--session-hours", type=float, default=0.0, metavar="H",
                    help="the capture's time in its session, hours: what --drift has moved "
                         "the friction by (default 0)")
+    s.add_argument("--covariate", action="append", metavar="NAME=VALUE",
+                   help="a condition the capture records, e.g. temperature_c=23.5 (repeat "
+                        "for several; HDF5 files only): identify --pooled --covariate NAME "
+                        "pools against it")
     k = s.add_argument_group("other rig kinds (single, nlink:N; written as CSV)")
     k.add_argument("--rig", metavar="KIND", help="single or nlink:N (default: the config's "
                    "[rig] kind, furuta)")
@@ -148,6 +152,9 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     i.add_argument("--hours", type=float, nargs="+", metavar="H",
                    help="with --pooled: each file's time in the session, hours (default: "
                         "from the files' recorded times)")
+    i.add_argument("--covariate", metavar="NAME",
+                   help="with --pooled: the friction's trend in this condition each file "
+                        "records (simulate --covariate, e.g. temperature_c) instead of in hours")
     _angle_options(i)
     _chain_options(i)
     i.set_defaults(handler="_offline:cmd_identify")

@@ -9,11 +9,12 @@ from pydantic import ValidationError
 
 from hilrig.identify.model import Realism
 
+from ..acquisition import checked_covariates
 from ..config import Settings
 from ..storage import CaptureLimits
 from ._usage import UsageError
 
-__all__ = ["check_capture_length", "realism_arg"]
+__all__ = ["check_capture_length", "covariates_arg", "realism_arg"]
 
 
 def check_capture_length(args: argparse.Namespace, rate: float, settings: Settings) -> None:
@@ -49,18 +50,30 @@ def realism_arg(args: argparse.Namespace, base: Realism) -> Realism:
 
 def _drift_arg(given: list[str] | None) -> dict[str, float] | None:
     """--drift NAME=RATE, repeated, as a mapping; one line for a malformed one."""
-    if not given:
-        return None
+    return _name_values("--drift", "RATE", "mu_v1=0.0125", given) if given else None
+
+
+def covariates_arg(given: list[str] | None) -> dict[str, float]:
+    """--covariate NAME=VALUE, repeated: conditions the capture records; one line for a
+    malformed one."""
+    named = _name_values("--covariate", "VALUE", "temperature_c=23.5", given or [])
+    try:
+        return checked_covariates(named)
+    except ValueError as exc:
+        raise UsageError(f"simulate: --covariate: {exc}") from None
+
+
+def _name_values(option: str, what: str, example: str, given: list[str]) -> dict[str, float]:
     out = {}
     for item in given:
-        name, sep, rate = item.partition("=")
+        name, sep, value = item.partition("=")
         try:
-            out[name.strip()] = float(rate)
+            out[name.strip()] = float(value)
         except ValueError:
             sep = ""
         if not sep:
-            raise UsageError(f"simulate: --drift {item!r}: expected NAME=RATE, e.g. "
-                             "mu_v1=0.0125")
+            raise UsageError(f"simulate: {option} {item!r}: expected NAME={what}, e.g. "
+                             f"{example}")
     return out
 
 

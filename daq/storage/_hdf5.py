@@ -10,7 +10,9 @@ Layout (all at the root of the file):
     attributes    format, format_version, capture_id, sample_rate_hz, counts_per_rev,
                   software_version, created_utc, rig_json, source_json, trigger_json;
                   optional rig_kind_json (which rig the channels are on: single, nlink:2;
-                  absent, the Furuta rig), so a file says how to identify it
+                  absent, the Furuta rig), so a file says how to identify it;
+                  optional covariates_json ({"temperature_c": 23.4}: conditions
+                  recorded with the capture, a session's friction pooled against)
 
 Angles of a counts capture are counts * 2 pi / counts_per_rev; hilrig reads the counts.
 For other tools the file follows the CF conventions (netCDF-4 dimension scales): `time`
@@ -26,6 +28,7 @@ and gzip, unlike lzf, is readable by every HDF5 tool. Files are written atomical
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -37,7 +40,7 @@ from pydantic import ValidationError
 from hilrig.drivers import SourceInfo
 from hilrig.identify import RigParams
 
-from ..acquisition import Capture, TriggerInfo
+from ..acquisition import Capture, TriggerInfo, checked_covariates
 from ..config import RigKindConfig, first_error
 from ._atomic import atomic_target
 from ._errors import CaptureFileError, one_line_text
@@ -103,6 +106,8 @@ def _file_image(name: str, capture: Capture) -> bytes:
         f.attrs["trigger_json"] = capture.trigger.model_dump_json()
         if capture.kind is not None:  # optional: a file without it is of the Furuta rig
             f.attrs["rig_kind_json"] = capture.kind.model_dump_json()
+        if capture.covariates:  # optional: conditions recorded with the capture
+            f.attrs["covariates_json"] = json.dumps(capture.covariates)
         _write_data(f, capture)
         f.flush()
         return bytes(f.id.get_file_image())
@@ -279,9 +284,17 @@ def _capture_from_h5(f: h5py.File, p: Path, limits: CaptureLimits) -> Capture:
             kind = RigKindConfig.model_validate_json(_attr_str(f, "rig_kind_json", p))
         except ValidationError as exc:
             raise CaptureFileError(f"{p}: attribute rig_kind_json: {_pydantic_msg(exc)}") from None
+    covariates: Any = {}
+    if "covariates_json" in f.attrs:
+        try:
+            covariates = checked_covariates(json.loads(_attr_str(f, "covariates_json", p)))
+        except ValueError as exc:  # json's decode error is one
+            raise CaptureFileError(f"{p}: attribute covariates_json: {one_line_text(exc)}"
+                                   ) from None
     try:
         return Capture(
             kind=kind,
+            covariates=covariates,
             capture_id=_attr_str(f, "capture_id", p),
             sample_index=si,
             counts=counts,

@@ -28,7 +28,7 @@ from .._fit_guard import fit_guard
 from .._progress import ProgressBar
 from .._ranges import Range
 from .._rig_commands import RigCommands
-from .._simulate_options import check_capture_length, realism_arg
+from .._simulate_options import check_capture_length, covariates_arg, realism_arg
 from .._usage import UsageError, json_arg, settings_of
 from ._measurement import FURUTA_HINT, load_measurement
 
@@ -94,6 +94,10 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     if not (math.isfinite(rate) and 100 <= rate <= 100_000):
         raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
     check_capture_length(args, rate, settings)
+    covariates = covariates_arg(getattr(args, "covariate", None))
+    if covariates and out.suffix.lower() == ".csv":
+        raise UsageError(f"--covariate: {out} is a CSV file, which records no covariates; "
+                         "write .h5")
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
                        hold_s=args.rest, realism=realism,
@@ -112,7 +116,8 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     bar.close()
     counts = np.concatenate(chunks)
     capture = Capture(
-        capture_id=out.stem, sample_index=np.concatenate(index), counts=counts,
+        capture_id=out.stem, covariates=covariates, sample_index=np.concatenate(index),
+        counts=counts,
         sample_rate_hz=rate, counts_per_rev=src.info.counts_per_rev, rig=rig, source=src.info,
         trigger=TriggerInfo(onset_index=src.release_index, start_index=0, end_index=total,
                             end_reason="duration"))

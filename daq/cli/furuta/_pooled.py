@@ -55,7 +55,18 @@ def _read(path: str, args: argparse.Namespace, settings: Settings) -> Capture:
 
 def _covariate(args: argparse.Namespace, paths: list[str], captures: list[Capture]
                ) -> tuple[np.ndarray, str]:
-    """--hours as given, else each capture's recorded time in hours since the first."""
+    """--covariate's value recorded in each file, or --hours as given, else each
+    capture's recorded time in hours since the first."""
+    name = getattr(args, "covariate", None)
+    if name is not None:
+        if args.hours is not None:
+            raise UsageError("--covariate and --hours: give one; the trend is in one of them")
+        for path, c in zip(paths, captures):
+            if name not in c.covariates:
+                recorded = ", ".join(sorted(c.covariates)) or "none"
+                raise UsageError(f"{path}: records no covariate {name!r} (it records: "
+                                 f"{recorded}); simulate --covariate {name}=VALUE records one")
+        return np.array([c.covariates[name] for c in captures]), name
     if args.hours is not None:
         if len(args.hours) != len(paths):
             raise UsageError(f"--hours: {len(args.hours)} values for {len(paths)} files")

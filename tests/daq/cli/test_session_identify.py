@@ -76,6 +76,9 @@ def two_files(tmp_path_factory):
     ([], "add --pooled to identify them together"),
     (["--pooled", "--hours", "0"], "--hours: 1 values for 2 files"),
     (["--pooled", "--method", "grey-box"], "not --method grey-box"),
+    (["--pooled", "--covariate", "temperature_c"],
+     "records no covariate 'temperature_c' (it records: none)"),
+    (["--pooled", "--covariate", "x", "--hours", "0", "1"], "--covariate and --hours: give one"),
 ])
 def test_several_files_need_pooled_and_consistent_options(two_files, capfd, extra, fragment):
     rc, _ = run_main("identify", str(two_files[0]), str(two_files[1]), *extra)
@@ -96,6 +99,52 @@ def test_pooled_on_one_file_or_hours_without_pooled_are_one_line_errors(two_file
     rc, _ = run_main("identify", str(two_files[0]), "--hours", "1")
     assert rc == 2
     assert_one_line_error(capfd, "--hours is for --pooled")
+    rc, _ = run_main("identify", str(two_files[0]), "--covariate", "temperature_c")
+    assert rc == 2
+    assert_one_line_error(capfd, "--covariate is for --pooled")
+
+
+def test_friction_pooled_against_a_recorded_temperature(tmp_path, capsys):
+    """Three captures of a rig whose pendulum's viscous term rises 5 % an hour while the
+    lab warms 1.5 degC an hour, each recording its temperature: pooled against it, the
+    trend is per degree, and its interval holds the truth."""
+    files = []
+    for hours in (0.0, 4.0, 8.0):
+        path = tmp_path / f"warm-{hours:g}h.h5"
+        rc, _ = run_main("simulate", "--out", str(path), "--duration", "10", "--drift",
+                         "mu_v1=0.05", "--session-hours", str(hours), "--covariate",
+                         f"temperature_c={20 + 1.5 * hours}")
+        assert rc == 0
+        files.append(str(path))
+    capsys.readouterr()
+    rc, out = run_main("identify", *files, "--pooled", "--covariate", "temperature_c", "--json")
+    assert rc == 0
+    answer = SessionResult.model_validate_json(out)
+    assert answer.covariate == "temperature_c"
+    assert [c.x for c in answer.captures] == [20.0, 26.0, 32.0]
+    slope = answer.drift.slopes["mu_v1"]
+    truth = 0.05 / 1.5 / 1.2  # per degC, of the level at the mean temperature (hour 4)
+    assert slope.ci95[0] < truth < slope.ci95[1]
+    assert abs(answer.drift.slopes["mu_d1"].per_unit) < 1e-3
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--covariate", "Temperature=20"], "covariate name 'Temperature'"),
+    (["--covariate", "temperature_c=warm"], "expected NAME=VALUE"),
+    (["--covariate", "temperature_c=nan"], "is not a finite number"),
+])
+def test_a_malformed_covariate_is_one_line_before_simulating(tmp_path, capfd, extra, fragment):
+    rc, _ = run_main("simulate", "--out", str(tmp_path / "x.h5"), *extra)
+    assert rc == 2
+    assert_one_line_error(capfd, fragment)
+    assert not (tmp_path / "x.h5").exists()
+
+
+def test_a_csv_capture_records_no_covariate(tmp_path, capfd):
+    rc, _ = run_main("simulate", "--out", str(tmp_path / "x.csv"), "--covariate",
+                     "temperature_c=20")
+    assert rc == 2
+    assert_one_line_error(capfd, "records no covariates; write .h5")
 
 
 def test_results_list_pooled_shows_each_answer_kept(archive, capfd):

@@ -82,6 +82,7 @@ def assert_same_capture(a: Capture, b: Capture) -> None:
     assert a.trigger == b.trigger
     assert a.software_version == b.software_version
     assert a.created_utc == b.created_utc
+    assert a.covariates == b.covariates
 
 
 # --------------------------------------------------------------------------- Capture
@@ -124,6 +125,8 @@ def test_angles_are_counts_scaled_per_joint() -> None:
     ({"sample_rate_hz": 0.0}, "sample_rate_hz"),
     ({"sample_rate_hz": math.nan}, "sample_rate_hz"),
     ({"counts_per_rev": (40_000, 0)}, "counts_per_rev"),
+    ({"covariates": {"Temperature": 20.0}}, "covariate name 'Temperature'"),
+    ({"covariates": {"temperature_c": math.inf}}, "covariate temperature_c: inf is not"),
 ])
 def test_capture_rejects_inconsistent_data(change: dict, fragment: str) -> None:
     with pytest.raises(ValueError, match=fragment):
@@ -141,6 +144,14 @@ def test_h5_round_trip_keeps_every_field(tmp_path: Path) -> None:
     assert_same_capture(cap, back)
     assert back.gaps() == [(1_000_700, 3)]
     assert sorted(os.listdir(tmp_path)) == ["c.h5"]  # no temporary left behind
+
+
+def test_h5_round_trip_keeps_the_recorded_covariates(tmp_path: Path) -> None:
+    cap = replace(make_capture(), covariates={"temperature_c": 23.5, "humidity_pct": 41})
+    back = read_capture_h5(write_capture_h5(tmp_path / "c.h5", cap))
+    assert back.covariates == {"temperature_c": 23.5, "humidity_pct": 41.0}
+    plain = read_capture_h5(write_capture_h5(tmp_path / "p.h5", make_capture()))
+    assert plain.covariates == {}  # none recorded: none read, as in files from before them
 
 
 def test_h5_round_trip_of_an_imported_angle_capture(tmp_path: Path) -> None:
@@ -450,6 +461,10 @@ def _mutate(path: Path, how: str) -> None:
             f.attrs["rig_json"] = '{"m1": -1}'
         elif how == "no-rig":
             del f.attrs["rig_json"]
+        elif how == "bad-covariate":
+            f.attrs["covariates_json"] = '{"temperature_c": "warm"}'
+        elif how == "garbled-covariates":
+            f.attrs["covariates_json"] = '{"temperature_c": '
         elif how == "unsorted-index":
             data = f["sample_index"][()]
             data[10], data[11] = data[11], data[10]
@@ -467,6 +482,8 @@ def _mutate(path: Path, how: str) -> None:
     ("no-counts", r"missing dataset counts"),
     ("bad-rig", r"attribute rig_json: m1: Input should be greater than 0"),
     ("no-rig", r"missing attribute rig_json"),
+    ("bad-covariate", r"attribute covariates_json: covariate temperature_c: 'warm' is not a "),
+    ("garbled-covariates", r"attribute covariates_json: Expecting value"),
     ("unsorted-index", r"sample_index must increase strictly \(row 11"),
 ])
 def test_invalid_h5_content_is_named(tmp_path: Path, how: str, message: str) -> None:
