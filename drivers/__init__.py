@@ -8,6 +8,7 @@ subpackages, so that only the code that builds one (the CLI's wiring) imports it
 
 from ._protocols import (
     CHANNELS,
+    Conditions,
     Holdable,
     LinkHealth,
     Pacing,
@@ -19,6 +20,6 @@ from ._protocols import (
 )
 
 __all__ = [
-    "CHANNELS", "Holdable", "LinkHealth", "Pacing", "Releasable", "SampleBlock", "Source",
-    "SourceInfo", "SourceStats",
+    "CHANNELS", "Conditions", "Holdable", "LinkHealth", "Pacing", "Releasable", "SampleBlock",
+    "Source", "SourceInfo", "SourceStats",
 ]

@@ -11,7 +11,9 @@ What only some sources can do is a small protocol of its own, checked with
 - `Holdable`: can be put back at a pose and held there (the simulated rig);
 - `Pacing`: produces samples in real time or as fast as they are read (the simulated rig);
 - `LinkHealth`: reached over a link that can drop and reconnect (the serial bridge);
-  its device streams whether or not it is read, so an idle consumer drains it.
+  its device streams whether or not it is read, so an idle consumer drains it;
+- `Conditions`: reads conditions beside its encoders (the simulated rig's lab
+  temperature), which a capture records as its covariates.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
-    "CHANNELS", "Holdable", "LinkHealth", "Pacing", "Releasable", "SampleBlock", "Source",
+    "CHANNELS", "Conditions", "Holdable", "LinkHealth", "Pacing", "Releasable", "SampleBlock",
+    "Source",
     "SourceInfo", "SourceStats",
 ]
 
@@ -145,6 +148,14 @@ class Holdable(Protocol):
     def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:
         """Hold still at the pose; let go after `release_in_s` seconds of samples if given."""
         ...
+
+
+@runtime_checkable
+class Conditions(Protocol):
+    """A source that reads conditions beside its encoders, as {name: value}: names with
+    their unit last (temperature_c); empty when it reads none now."""
+
+    def conditions(self) -> dict[str, float]: ...
 
 
 @runtime_checkable

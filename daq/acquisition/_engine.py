@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from hilrig.drivers import SampleBlock, Source
+from hilrig.drivers import Conditions, SampleBlock, Source
 from hilrig.identify import SOFTWARE_VERSION, RigParams, utc_now
 
 from ..config import RigKindConfig, TriggerConfig
@@ -60,6 +60,7 @@ class _Recording:
     link_errors: dict[str, int]
     progress_at: float
     aborted: bool = False
+    conditions: dict[str, float] = field(default_factory=dict)
 
 
 class AcquisitionEngine:
@@ -218,8 +219,11 @@ class AcquisitionEngine:
     def _start(self, ev: Triggered, host_time: float) -> CaptureStarted:
         # the pre-trigger never reaches back across a break of unknown length
         start = max(ev.capture_start, self.ring.oldest_index, self._segment)
+        # the conditions (a lab's temperature) as the rig is let go, where the source reads any
+        conditions = self.source.conditions() if isinstance(self.source, Conditions) else {}
         rec = self._recording = _Recording(new_capture_id(), start, ev, utc_now(),
-                                           error_counts(self.health()), host_time)
+                                           error_counts(self.health()), host_time,
+                                           conditions=conditions)
         self.ring.retain_from(start)
         return CaptureStarted(rec.capture_id, ev, start, rec.started_utc)
 
@@ -238,7 +242,8 @@ class AcquisitionEngine:
         capture = Capture(capture_id=rec.capture_id, sample_index=idx.copy(),
                           counts=counts.copy(), sample_rate_hz=info.sample_rate_hz,
                           counts_per_rev=info.counts_per_rev, rig=self.rig, source=info,
-                          trigger=trig, software_version=SOFTWARE_VERSION, kind=self.kind)
+                          trigger=trig, software_version=SOFTWARE_VERSION, kind=self.kind,
+                          covariates=rec.conditions)
         return CaptureTaken(capture, grown(error_counts(self.health()), rec.link_errors))
 
     def _drop(self, rec: _Recording) -> CaptureAborted:

@@ -59,12 +59,13 @@ class CatalogFrames:
         with self._open() as cat:
             return cat.result(result_id).result()
 
-    def session_answer(self, session: str) -> SessionResult:
+    def session_answer(self, session: str, covariate: str | None = None) -> SessionResult:
         """The session's captures put together now (identify.session.pool_results: the
-        session's friction and rig with intervals, the drift tested), not kept: what
-        `hilrig session identify --dry-run` prints."""
+        session's friction and rig with intervals, the drift tested, in session hours or
+        in a `covariate` the captures record), not kept: what `hilrig session identify
+        --dry-run` prints."""
         with self._open() as cat:
-            return session_answer(cat, session, keep=False)
+            return session_answer(cat, session, keep=False, covariate=covariate)
 
     def captures(self, *, session: str | None = None, status: str | None = None) -> Any:
         """One row per capture (index capture_id): session, sequence, status, samples,

@@ -94,6 +94,11 @@ def _realism_options(p: Any) -> None:
     r.add_argument("--drift", action="append", metavar="NAME=RATE",
                    help="a friction parameter drifting by RATE (a fraction) per hour of "
                         "session time, e.g. mu_v1=0.0125 (repeat for several)")
+    r.add_argument("--temperature", type=float, metavar="DEGC",
+                   help="the lab's temperature at hour 0, recorded with the capture as the "
+                        "covariate temperature_c (HDF5 only)")
+    r.add_argument("--warming", type=float, metavar="DEGC_PER_H",
+                   help="how fast the lab warms over the session, degC per hour")
 
 
 def _offline_commands(sub: Any, methods: list[str]) -> None:
@@ -348,6 +353,9 @@ def _session_commands(sub: Any, methods: list[str]) -> None:
                     help="whose results to pool (default: the recommended estimator's)")
     si.add_argument("--json", action="store_true", help="print the hilrig.session-result/1 JSON")
     si.add_argument("--dry-run", action="store_true", help="print it without keeping it")
+    si.add_argument("--covariate", metavar="NAME",
+                    help="the friction's trend in this condition each capture records (a "
+                         "simulated lab's temperature_c) instead of in session hours")
     si.set_defaults(handler="_session_pooled:cmd_session_identify")
 
 

@@ -16,6 +16,7 @@ def cmd_session_identify(args: argparse.Namespace) -> int:
     with open_catalog(settings_of(args)) as cat:
         row = session_row(cat, args.session)
         # a session without results is a CatalogError: one line, exit 2, as every command
-        answer = session_answer(cat, row.session_id, args.method, keep=not args.dry_run)
+        answer = session_answer(cat, row.session_id, args.method, keep=not args.dry_run,
+                                covariate=args.covariate)
     print(answer.to_json(indent=2) if args.json else str(answer))
     return 0

@@ -35,7 +35,9 @@ def realism_arg(args: argparse.Namespace, base: Realism) -> Realism:
              "push_rad_s": tuple(args.push) if args.push else None, "noise_rad": args.noise,
              "jitter_counts": args.jitter, "interpolation_counts": args.interpolation,
              "lost_frames": args.lost_frames,
-             "drift_per_hour": _drift_arg(getattr(args, "drift", None))}
+             "drift_per_hour": _drift_arg(getattr(args, "drift", None)),
+             "temperature_c": getattr(args, "temperature", None),
+             "warming_c_per_hour": getattr(args, "warming", None)}
     try:
         return Realism(**{**base.model_dump(), **{k: v for k, v in given.items()
                                                   if v is not None}})
@@ -83,4 +85,5 @@ _REALISM_OPTIONS = {
     "drag1": "--drag", "spring0": "--spring", "hand_tremor_rad": "--tremor",
     "push_rad_s": "--push", "noise_rad": "--noise", "jitter_counts": "--jitter",
     "interpolation_counts": "--interpolation", "lost_frames": "--lost-frames",
-    "drift_per_hour": "--drift"}
+    "drift_per_hour": "--drift", "temperature_c": "--temperature",
+    "warming_c_per_hour": "--warming"}

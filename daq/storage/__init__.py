@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         FORMAT_NAME,
         FORMAT_VERSION,
         read_capture_h5,
+        read_covariates,
         recorded_kind,
         write_capture_h5,
     )
@@ -107,7 +108,8 @@ _EXPORTS = {
         "read_capture",
     ),
     "._hdf5": (
-        "FORMAT_NAME", "FORMAT_VERSION", "read_capture_h5", "recorded_kind", "write_capture_h5",
+        "FORMAT_NAME", "FORMAT_VERSION", "read_capture_h5", "read_covariates", "recorded_kind",
+        "write_capture_h5",
     ),
     "._limits": (
         "CSV_HEAD_BYTES", "CSV_MAX_LINE_BYTES", "CSV_MAX_OTHER_LINES", "CSV_NUMBER_BYTES",
@@ -138,7 +140,7 @@ __all__ = [
     "disk_full",
     "free_mb",
     "JointTable", "plain_capture_path", "read_capture", "read_capture_csv", "read_capture_h5",
-    "read_joint_csv", "recorded_kind", "result_path", "write_joint_csv",
+    "read_covariates", "read_joint_csv", "recorded_kind", "result_path", "write_joint_csv",
     "session_capture_path", "session_folder", "store_result", "write_capture_csv",
     "write_capture_h5", "write_text_atomic",
 ]

@@ -46,8 +46,8 @@ from ._atomic import atomic_target
 from ._errors import CaptureFileError, one_line_text
 from ._limits import CaptureLimits
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5_SUFFIXES", "read_capture_h5", "recorded_kind",
-           "write_capture_h5"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "H5_SUFFIXES", "read_capture_h5", "read_covariates",
+           "recorded_kind", "write_capture_h5"]
 
 FORMAT_NAME = "hilrig-capture"
 FORMAT_VERSION = 1
@@ -167,6 +167,26 @@ def _pydantic_msg(exc: ValidationError) -> str:
     return first_error(exc, "(top level)")
 
 
+def read_covariates(path: str | os.PathLike[str]) -> dict[str, float]:
+    """The covariates a capture file records ({} for none), reading its attributes only:
+    a session's friction pooled against them reads no samples."""
+    p = Path(path)
+    try:
+        with h5py.File(p, "r") as f:
+            return _covariates(f, p)
+    except OSError as exc:
+        raise CaptureFileError(f"{p}: cannot read it as HDF5 ({one_line_text(exc)})") from None
+
+
+def _covariates(f: h5py.File, p: Path) -> dict[str, float]:
+    if "covariates_json" not in f.attrs:
+        return {}
+    try:
+        return checked_covariates(json.loads(_attr_str(f, "covariates_json", p)))
+    except ValueError as exc:  # json's decode error is one
+        raise CaptureFileError(f"{p}: attribute covariates_json: {one_line_text(exc)}") from None
+
+
 def read_capture_h5(path: str | os.PathLike[str], *,
                     limits: CaptureLimits | None = None) -> Capture:
     """Read and validate an HDF5 capture; any problem is a CaptureFileError.
@@ -284,13 +304,7 @@ def _capture_from_h5(f: h5py.File, p: Path, limits: CaptureLimits) -> Capture:
             kind = RigKindConfig.model_validate_json(_attr_str(f, "rig_kind_json", p))
         except ValidationError as exc:
             raise CaptureFileError(f"{p}: attribute rig_kind_json: {_pydantic_msg(exc)}") from None
-    covariates: Any = {}
-    if "covariates_json" in f.attrs:
-        try:
-            covariates = checked_covariates(json.loads(_attr_str(f, "covariates_json", p)))
-        except ValueError as exc:  # json's decode error is one
-            raise CaptureFileError(f"{p}: attribute covariates_json: {one_line_text(exc)}"
-                                   ) from None
+    covariates = _covariates(f, p)
     try:
         return Capture(
             kind=kind,

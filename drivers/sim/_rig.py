@@ -186,6 +186,11 @@ class SimulatedRig:
         start): the time friction drifts by."""
         return self._hours0 + self._index / self.rate_hz / 3600.0
 
+    def conditions(self) -> dict[str, float]:
+        """The lab's temperature now, where the realism sets one (Realism.conditions): the
+        covariate a capture of this rig records."""
+        return self.realism.conditions(self.session_hours)
+
     # -- what a rig of another kind changes (drivers.sim.SimulatedChainRig) ---------------
     def _drift(self) -> None:
         """At a release, the friction the session's time has drifted it to (a swing of a

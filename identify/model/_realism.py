@@ -69,6 +69,16 @@ class Realism(BaseModel):
         description="friction parameters that drift over the session, each by this fraction "
                     "of its value per hour of session time (0.02: +2 %/h), linearly")
 
+    temperature_c: float | None = Field(
+        None, ge=-50, le=100,
+        description="the lab's temperature at the session's start, degC, which the "
+                    "simulated rig records with each capture (covariate temperature_c); "
+                    "None: it records none")
+    warming_c_per_hour: float = Field(
+        0.0, ge=-10, le=10,
+        description="how fast the lab's temperature changes over the session, degC per "
+                    "hour, linearly (a drift_per_hour then reads as a trend per degC)")
+
     @field_validator("drift_per_hour")
     @classmethod
     def _known_drift(cls, v: dict[str, float]) -> dict[str, float]:
@@ -83,8 +93,17 @@ class Realism(BaseModel):
 
     @property
     def ideal(self) -> bool:
-        """Nothing departs from the nominal model but quantisation."""
-        return self == Realism(seed=self.seed)
+        """Nothing departs from the nominal model but quantisation (a temperature recorded
+        is no departure)."""
+        return self.model_copy(update={"temperature_c": None, "warming_c_per_hour": 0.0}) \
+            == Realism(seed=self.seed)
+
+    def conditions(self, hours: float) -> dict[str, float]:
+        """What a simulated rig records with a capture taken `hours` into its session: the
+        lab's temperature, if one is set."""
+        if self.temperature_c is None:
+            return {}
+        return {"temperature_c": self.temperature_c + self.warming_c_per_hour * hours}
 
     def rng(self) -> np.random.Generator:
         return np.random.default_rng(self.seed)

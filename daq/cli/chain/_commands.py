@@ -190,9 +190,9 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
                          "not drift in the simulation (the furuta rig's does)")
     if out.suffix.lower() != ".csv":
         raise UsageError(f"--out {out}: a {rig.kind} record is written as CSV (t,theta1...)")
-    if getattr(args, "covariate", None):
-        raise UsageError(f"--covariate: a {rig.kind} record is written as CSV, which records "
-                         "no covariates")
+    if getattr(args, "covariate", None) or realism.temperature_c is not None:
+        raise UsageError(f"--covariate, --temperature: a {rig.kind} record is written as "
+                         "CSV, which records no covariates")
     params = params_arg(args.params, rig.links) if args.params else default_chain_params(rig.links)
     angles = args.angles or [120.0] * rig.links
     if len(angles) != rig.links:

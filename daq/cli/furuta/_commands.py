@@ -94,10 +94,11 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     if not (math.isfinite(rate) and 100 <= rate <= 100_000):
         raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
     check_capture_length(args, rate, settings)
-    covariates = covariates_arg(getattr(args, "covariate", None))
+    covariates = {**realism.conditions(_session_hours(args)),
+                  **covariates_arg(getattr(args, "covariate", None))}
     if covariates and out.suffix.lower() == ".csv":
-        raise UsageError(f"--covariate: {out} is a CSV file, which records no covariates; "
-                         "write .h5")
+        raise UsageError(f"--covariate, --temperature: {out} is a CSV file, which records "
+                         "no covariates; write .h5")
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
                        hold_s=args.rest, realism=realism,

@@ -22,8 +22,9 @@ from hilrig.daq.acquisition import (
     TriggerState,
 )
 from hilrig.daq.config import load_settings
-from hilrig.drivers import SampleBlock, Source, SourceInfo, SourceStats
+from hilrig.drivers import Conditions, SampleBlock, Source, SourceInfo, SourceStats
 from hilrig.drivers.sim import SimulatedRig
+from hilrig.identify.model import Realism
 
 POSE = (0.0, 30.0)  # a 20 s decay
 
@@ -89,6 +90,20 @@ async def test_a_release_becomes_one_capture_announced_by_events_in_order():
     assert taken.link_errors == {}
     # after a capture the trigger waits for the policy: nothing more is recorded
     assert engine.trigger_state is TriggerState.SETTLED and engine.recording is None
+
+
+async def test_a_capture_records_the_conditions_its_source_reads_as_the_rig_is_let_go():
+    # the simulated rig in a lab at 21 degC warming 1.5 degC an hour, 2 h into a session
+    rig = _sim(realism=Realism(temperature_c=21.0, warming_c_per_hour=1.5), session_hours=2.0)
+    assert isinstance(rig, Conditions)
+    async for event in _engine(rig).events():
+        if isinstance(event, CaptureTaken):
+            assert event.capture.covariates == {"temperature_c": pytest.approx(24.0, abs=1e-3)}
+            break
+    async for event in _engine(_sim()).events():  # one without: records none
+        if isinstance(event, CaptureTaken):
+            assert event.capture.covariates == {}
+            break
 
 
 async def test_each_block_ends_with_block_seen_at_its_end_index():

@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from hilrig.daq.storage import Catalog
-from hilrig.identify import SessionResult
+from hilrig.daq.acquisition import Capture
+from hilrig.daq.storage import Catalog, write_capture_h5
+from hilrig.drivers import SourceInfo
+from hilrig.identify import RigParams, SessionResult
 
 from .test_cli import assert_one_line_error, run_main
 
@@ -60,6 +62,49 @@ def test_a_session_without_results_or_unknown_is_a_one_line_error(archive, capfd
     rc, _ = run_main(*args)
     assert rc == 2
     assert_one_line_error(capfd, fragment)
+
+
+def _recording_file(path, capture_id: str, temperature_c: float | None,
+                    overwrite: bool = False):
+    """A small capture file that records the lab's temperature (or nothing)."""
+    capture = Capture(capture_id=capture_id, sample_index=np.arange(1000),
+                      counts=np.zeros((1000, 2), np.int32), sample_rate_hz=10_000.0,
+                      counts_per_rev=(40_000, 40_000), rig=RigParams(),
+                      source=SourceInfo(kind="simulated", identity="test",
+                                        sample_rate_hz=10_000.0,
+                                        counts_per_rev=(40_000, 40_000)),
+                      covariates={} if temperature_c is None
+                      else {"temperature_c": temperature_c})
+    return str(write_capture_h5(path, capture, overwrite=overwrite))
+
+
+def test_a_session_pooled_against_the_temperature_its_captures_record(tmp_path, monkeypatch,
+                                                                      night, capfd):
+    """The night's viscous term rose 10 % over 8 h while the lab warmed 1.5 degC an hour,
+    each capture file recording its temperature: the trend per degC, from the files."""
+    root = tmp_path / "archive"
+    monkeypatch.setenv("HILRIG_STORAGE__DIRECTORY", str(root))
+    with Catalog.open(root) as cat:
+        cat.add_session("S-warm", "{}")
+        for k, result in enumerate(night(HOURS, drift={"mu_v1": 0.0125})):
+            cid = result.capture_id or ""
+            path = _recording_file(tmp_path / f"{cid}.h5", cid,
+                                   None if k == 5 else 20.0 + 1.5 * float(HOURS[k]))
+            cat.add_capture(cid, session_id="S-warm", seq=k + 1, status="done", path=path)
+            cat.add_result(result, capture_id=cid)
+    rc, _ = run_main("session", "identify", "S-warm", "--covariate", "temperature_c")
+    assert rc == 2  # the last capture's file records none: said, nothing pooled
+    assert_one_line_error(capfd, "records no covariate 'temperature_c' (it records: none)")
+    last = night(HOURS)[5].capture_id or ""  # its file rewritten, recording one
+    _recording_file(tmp_path / f"{last}.h5", last, 20.0 + 1.5 * 8.0, overwrite=True)
+    rc, out = run_main("session", "identify", "S-warm", "--covariate", "temperature_c",
+                       "--json", "--dry-run")
+    assert rc == 0
+    answer = SessionResult.model_validate_json(out)
+    assert answer.covariate == "temperature_c" and answer.verdict == "drift"
+    assert [c.x for c in answer.captures] == pytest.approx(20.0 + 1.5 * HOURS)
+    lo, hi = answer.drift.slopes["mu_v1"].ci95
+    assert lo < 0.0125 / 1.5 / 1.05 < hi  # per degC, of the level at the mean temperature
 
 
 @pytest.fixture(scope="module")
