@@ -82,6 +82,10 @@ class SessionPlan(BaseModel):
         description="at its end the session's captures are put together (drift tested, "
                     "`hilrig session identify`) when at least this many were identified; "
                     "0: never")
+    pooled_covariate: str | None = Field(
+        None, pattern=r"^[a-z][a-z0-9_]{0,39}$",
+        description="the trend at the session's end in this condition its captures record "
+                    "(temperature_c, where the source reads one) instead of session hours")
 
     @field_validator("methods")
     @classmethod

@@ -218,7 +218,8 @@ class SessionRun:
             return
         method = DEFAULT_METHOD if DEFAULT_METHOD in self.plan.methods else self.plan.methods[0]
         try:
-            answer = session_answer(self.catalog, self.session_id, method)
+            answer = session_answer(self.catalog, self.session_id, method,
+                                    covariate=self.plan.pooled_covariate)
         except CatalogError as exc:
             self.say(f"session {self.session_id}: not put together: {exc}")
             return

@@ -40,7 +40,7 @@ def _runner(settings, catalog, plan, publisher=None, events=None, progress=None)
     session_id = new_session_id()
     catalog.add_session(session_id, plan.model_dump_json())
     rig = SimulatedRig(rig=settings.rig, friction=settings.sim.friction, pose_deg=plan.pose(1),
-                       paced=plan.paced, auto_release=False)
+                       paced=plan.paced, auto_release=False, realism=settings.sim.realism)
     return SessionRun(settings, rig, publisher, plan=plan, catalog=catalog,
                          session_id=session_id, releaser=SimReleaser(rig, plan.hold_s),
                          say=(events.append if events is not None else None),
@@ -87,9 +87,12 @@ def twenty(tmp_path_factory):
     """A simulated session of 20 captures, unpaced, publishing to the real broker."""
     root = tmp_path_factory.mktemp("archive")
     rig_id = f"sess-{uuid.uuid4().hex[:8]}"
+    # the lab warms 10 degC an hour of the device's clock: 20 short captures span degrees
     settings = load_settings(None, storage={"directory": str(root)},
-                             mqtt={"rig_id": rig_id, "url": BROKER})
-    plan = SessionPlan(captures=20, poses_deg=[POSE], paced=False, name="twenty")
+                             mqtt={"rig_id": rig_id, "url": BROKER},
+                             sim={"realism": {"temperature_c": 21.0, "warming_c_per_hour": 10.0}})
+    plan = SessionPlan(captures=20, poses_deg=[POSE], paced=False, name="twenty",
+                       pooled_covariate="temperature_c")
     catalog = Catalog.open(root)
     runner, events, got, sessions, answers = asyncio.run(
         _session_with_subscriber(settings, catalog, plan, rig_id))
@@ -127,6 +130,10 @@ def test_at_its_end_the_session_puts_its_captures_together_keeps_and_publishes_i
     sid = runner.session_id
     (kept,) = catalog.session_results(sid)
     assert kept.captures == 20 and kept.verdict == "no drift"  # one rig, one friction
+    # in the temperature each capture recorded as its rig was let go (plan.pooled_covariate)
+    x = [c.x for c in kept.result().captures]
+    assert kept.result().covariate == "temperature_c"
+    assert x[0] == pytest.approx(21.0, abs=0.2) and all(np.diff(x) > 0) and x[-1] > x[0] + 0.5
     (answer,) = answers  # retained on session/<id>/result, validated by its schema
     assert answer["schema"] == "hilrig.session-result/1" and answer["session_id"] == sid
     assert answer["verdict"] == "no drift" and answer["rig_id"] == runner.settings.mqtt.rig_id
