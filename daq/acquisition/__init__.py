@@ -6,6 +6,7 @@ Imports neither storage, MQTT nor the runtime: it is tested with a source alone.
 """
 
 from ._capture import (
+    COVARIATE_NAME,
     MAX_ANGLE_RAD,
     MAX_RATE_HZ,
     MIN_RATE_HZ,
@@ -45,7 +46,8 @@ from ._trigger import (
 
 __all__ = [
     "ChainKind", "FurutaKind", "RigKind", "kind_of", "to_record",
-    "MAX_ANGLE_RAD", "MAX_RATE_HZ", "MIN_RATE_HZ", "AcquisitionEngine", "Armed", "BlockSeen",
+    "COVARIATE_NAME", "MAX_ANGLE_RAD", "MAX_RATE_HZ", "MIN_RATE_HZ", "AcquisitionEngine",
+    "Armed", "BlockSeen",
     "Capture", "CaptureAborted", "CaptureProgress", "CaptureStarted", "CaptureTaken",
     "EngineEvent", "FreeDecayTrigger", "LinkChanged", "LinkWatch", "RingBuffer", "Settled",
     "Telemetry", "TelemetryDecimator", "TriggerArmed", "TriggerEvent", "TriggerInfo",

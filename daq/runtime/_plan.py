@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from hilrig.identify import DEFAULT_METHOD
 
+from ..acquisition import COVARIATE_NAME
 from ..config import first_error, known_method
 from ..storage import MIN_POOLED, SessionRow
 
@@ -83,7 +84,7 @@ class SessionPlan(BaseModel):
                     "`hilrig session identify`) when at least this many were identified; "
                     "0: never")
     pooled_covariate: str | None = Field(
-        None, pattern=r"^[a-z][a-z0-9_]{0,39}$",
+        None, pattern=rf"^{COVARIATE_NAME.pattern}$",
         description="the trend at the session's end in this condition its captures record "
                     "(temperature_c, where the source reads one) instead of session hours")
 

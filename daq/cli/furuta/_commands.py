@@ -117,9 +117,9 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     bar.close()
     counts = np.concatenate(chunks)
     capture = Capture(
-        capture_id=out.stem, covariates=covariates, sample_index=np.concatenate(index),
-        counts=counts,
+        capture_id=out.stem, sample_index=np.concatenate(index), counts=counts,
         sample_rate_hz=rate, counts_per_rev=src.info.counts_per_rev, rig=rig, source=src.info,
+        covariates=covariates,
         trigger=TriggerInfo(onset_index=src.release_index, start_index=0, end_index=total,
                             end_reason="duration"))
     writer = write_capture_csv if out.suffix.lower() == ".csv" else write_capture_h5
