@@ -211,11 +211,15 @@ def test_kill_9_around_capture_writes_never_leaves_a_corrupt_file(tmp_path):
 
 # -- parsers: any input is either accepted or one clear line, never a crash ---------------
 
+def _json_containers(inner: st.SearchStrategy) -> st.SearchStrategy:
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3)
+
+
+# a named function, not a lambda: a draw past max_leaves makes hypothesis describe the
+# strategy, and describing a lambda parses its source with ast.parse, which Python 3.11.7
+# can fail deep in a stack ("AST constructor recursion depth mismatch"): a flaky failure
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats()
-                           | st.text(max_size=20),
-                           lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=10), inner, max_size=3),
-                           max_leaves=8)
+                           | st.text(max_size=20), _json_containers, max_leaves=8)
 
 
 @pytest.mark.fault(injected="bad input: arbitrary MQTT command topics and payloads",
