@@ -27,8 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "CHANNELS", "Conditions", "Holdable", "LinkHealth", "Pacing", "Releasable", "SampleBlock",
-    "Source",
-    "SourceInfo", "SourceStats",
+    "Source", "SourceInfo", "SourceStats",
 ]
 
 CHANNELS: tuple[str, str] = ("arm", "pendulum")

@@ -15,6 +15,7 @@ from ._capture import (
     capture_resolution,
     capture_summary,
     checked_covariates,
+    covariate_value,
     new_capture_id,
     to_measurement,
 )
@@ -52,5 +53,6 @@ __all__ = [
     "EngineEvent", "FreeDecayTrigger", "LinkChanged", "LinkWatch", "RingBuffer", "Settled",
     "Telemetry", "TelemetryDecimator", "TriggerArmed", "TriggerEvent", "TriggerInfo",
     "TriggerState", "Triggered", "capture_resolution", "capture_summary", "checked_covariates",
-    "error_counts", "fit_release", "grown", "new_capture_id", "summary_line", "to_measurement",
+    "covariate_value", "error_counts", "fit_release", "grown", "new_capture_id", "summary_line",
+    "to_measurement",
 ]

@@ -32,7 +32,7 @@ from hilrig.identify import (
 from ..config import RigKindConfig
 
 __all__ = ["COVARIATE_NAME", "Capture", "TriggerInfo", "capture_resolution", "capture_summary",
-           "checked_covariates", "new_capture_id", "to_measurement"]
+           "checked_covariates", "covariate_value", "new_capture_id", "to_measurement"]
 
 
 #: rates a capture may have: a rig samples at 100 Hz to 100 kHz, imports may differ
@@ -82,6 +82,15 @@ def checked_covariates(covariates: Any) -> dict[str, float]:
             raise ValueError(f"covariate {name}: {value!r} is not a finite number")
         out[name] = float(value)
     return out
+
+
+def covariate_value(covariates: dict[str, float], name: str) -> float:
+    """The covariate `name` of a capture's `covariates`; a one-line ValueError saying what
+    it records instead."""
+    if name not in covariates:
+        raise ValueError(f"records no covariate {name!r} (it records: "
+                         f"{', '.join(sorted(covariates)) or 'none'})")
+    return covariates[name]
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -8,8 +8,8 @@ from datetime import datetime
 
 from hilrig.identify import DEFAULT_METHOD, IdentificationResult, SessionResult
 
+from ..acquisition import covariate_value
 from ._catalog import Catalog, CatalogError
-from ._errors import CaptureFileError
 from ._hdf5 import read_covariates
 
 __all__ = ["MIN_POOLED", "session_answer"]
@@ -27,13 +27,9 @@ def _hours(stamps: list[str]) -> list[float]:
 def _recorded(capture_id: str, path: str | None, name: str) -> float:
     """The covariate `name` capture `capture_id`'s file records; CatalogError if none."""
     try:
-        covariates = read_covariates(path or "")
-    except CaptureFileError as exc:
+        return covariate_value(read_covariates(path or ""), name)
+    except ValueError as exc:  # a file that does not read (CaptureFileError) is one too
         raise CatalogError(f"capture {capture_id}: {exc}") from None
-    if name not in covariates:
-        raise CatalogError(f"capture {capture_id} records no covariate {name!r} (it records: "
-                           f"{', '.join(sorted(covariates)) or 'none'})")
-    return covariates[name]
 
 
 def session_answer(catalog: Catalog, session_id: str, method: str = DEFAULT_METHOD, *,

@@ -70,13 +70,13 @@ def _second_coefficients(n: int) -> np.ndarray:
 
 def first_derivative_kernel(n: int, h: float) -> np.ndarray:
     """Length-N kernel in correlation order: f'[i] = sum_j w[j] f[i - M + j]."""
-    c = holoborodko_first_coefficients(n) / h
+    c = _first_coefficients(n) / h
     return np.concatenate([-c[::-1], [0.0], c])
 
 
 def second_derivative_kernel(n: int, h: float) -> np.ndarray:
     """Length-N kernel in correlation order for f''."""
-    s = holoborodko_second_coefficients(n) / (2.0 ** (n - 3) * h * h)
+    s = _second_coefficients(n) / (2.0 ** (n - 3) * h * h)
     return np.concatenate([s[:0:-1], s])
 
 

@@ -39,7 +39,9 @@ def _coefficients(window: int, order: int, deriv: int, delta: float) -> np.ndarr
     _check(window, order, deriv)
     m = window // 2
     if deriv > order:  # the polynomial's derivative of that order is zero
-        return np.zeros(window)
+        zero = np.zeros(window)
+        zero.setflags(write=False)
+        return zero
     pos = np.arange(-m, m + 1, dtype=np.float64)
     vander = pos[:, None] ** np.arange(order + 1)[None, :]
     out = np.asarray(np.linalg.pinv(vander)[deriv] * math.factorial(deriv) / delta ** deriv)

@@ -12,7 +12,7 @@ import numpy as np
 
 from hilrig.identify import IdentificationResult, Measurement, identify, pool_results
 
-from ...acquisition import Capture
+from ...acquisition import Capture, covariate_value
 from ...config import Settings
 from .._capture_files import read_capture_file
 from .._fit_guard import fit_guard
@@ -61,12 +61,14 @@ def _covariate(args: argparse.Namespace, paths: list[str], captures: list[Captur
     if name is not None:
         if args.hours is not None:
             raise UsageError("--covariate and --hours: give one; the trend is in one of them")
+        values = []
         for path, c in zip(paths, captures):
-            if name not in c.covariates:
-                recorded = ", ".join(sorted(c.covariates)) or "none"
-                raise UsageError(f"{path}: records no covariate {name!r} (it records: "
-                                 f"{recorded}); simulate --covariate {name}=VALUE records one")
-        return np.array([c.covariates[name] for c in captures]), name
+            try:
+                values.append(covariate_value(c.covariates, name))
+            except ValueError as exc:
+                raise UsageError(f"{path}: {exc}; simulate --covariate {name}=VALUE records "
+                                 "one") from None
+        return np.array(values), name
     if args.hours is not None:
         if len(args.hours) != len(paths):
             raise UsageError(f"--hours: {len(args.hours)} values for {len(paths)} files")
