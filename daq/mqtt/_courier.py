@@ -4,7 +4,10 @@ What the service publishes falls in three classes, each with its own rule:
 
 - **durable** (capture records, results): written to the `Outbox` on disk first and
   deleted only after the broker's PUBACK; never dropped, delivered in order after a
-  broker outage or a restart of the service. Each carries a `msg_id`.
+  broker outage or a restart of the service. Each carries a `msg_id`. Events too, except
+  on a full disk: an event the outbox refuses (most often the one saying the disk is
+  full) is kept in memory and sent first, since waiting for room would hide it until
+  nobody needs it; it is lost only if the service dies before the broker has it.
 - **latest** (status, session progress, capture records, overlays): retained topics;
   only the newest payload per topic is kept in memory, older ones are superseded, never
   queued, and all of them are published again on every new connection (a broker
@@ -40,7 +43,7 @@ from hilrig.drivers import SourceInfo
 from hilrig.identify import SOFTWARE_VERSION
 
 from ..config import MqttConfig
-from ..storage import Outbox
+from ..storage import Outbox, disk_full
 from ._commands import CommandRouter
 from ._messages import MessageBuilder
 from ._payloads import CommandReply, State, jsonable
@@ -97,6 +100,7 @@ class Courier:
         self._subscriptions: dict[str, Callable[[Any], Coroutine[Any, Any, None]]] = {}
         self._pub: Publisher | None = None
         self._replies: deque[tuple[str, bytes, bytes | None]] = deque(maxlen=1000)
+        self._undurable: deque[tuple[str, bytes]] = deque(maxlen=1000)  # events, disk full
         self._running: set[asyncio.Task[None]] = set()
         self._telemetry: deque[dict[str, Any]] = deque(maxlen=telemetry_queue)
         self._new_durable = False  # put since the outbox was last read
@@ -140,7 +144,13 @@ class Courier:
         self._events += 1
         msg_id = f"event/{self._boot}/{self._events}"
         topic, payload = self._builder.event(level, code, message, msg_id=msg_id, **ids)
-        self._durable(msg_id, topic, payload)
+        try:
+            self._durable(msg_id, topic, payload)
+        except Exception as exc:
+            if not disk_full(exc):
+                raise
+            self._undurable.append((topic, payload))
+            self._wake.set()
         return True
 
     async def publish_job(self, msg_id: str, topic: str, payload: bytes) -> bool:
@@ -380,6 +390,11 @@ class Courier:
                 if not await pub.send(topic, payload, retain=False, correlation=correlation):
                     raise _Lost(f"no ack for {topic}")
                 self._replies.popleft()
+            while self._undurable:
+                topic, payload = self._undurable[0]
+                if not await pub.send(topic, payload, retain=False):
+                    raise _Lost(f"no ack for {topic}")
+                self._undurable.popleft()
             # a batch at a time: after a reconnection (all retained topics again) or a
             # clean-up of old sessions, replies, results and telemetry still go between
             for topic, (payload, retain) in list(self._latest.items())[:LATEST_BATCH]:
@@ -404,7 +419,7 @@ class Courier:
                     raise _Lost(f"cannot send {topic}")
                 if self._latest or self._new_durable:
                     break  # what must not be lost goes first
-            if rows or self._latest or self._replies:
+            if rows or self._latest or self._replies or self._undurable:
                 continue
             if self._closing:
                 return

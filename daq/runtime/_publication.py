@@ -4,12 +4,18 @@ Acquisition only enqueues: a call here never waits for the broker or the disk an
 raises; the task behind it does the work, and a failure there is logged and forgotten
 (the courier keeps durable messages in its outbox). Without a courier (a run with no
 MQTT) every call does nothing.
+
+A full disk refuses the outbox. Capture documents, results and jobs then wait in memory,
+in order, and are tried again every DISK_RETRY_S; the rest (status, events, progress,
+records, telemetry) goes on past them, so a dashboard sees the rig suspended on a full
+disk while the disk is still full, not once the lab has found out by itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self
@@ -45,9 +51,10 @@ class Publication:
         self.source = source
         self.ids = ids or (lambda capture_id: {"capture_id": capture_id})
         self.state: State = "idle"
-        self._queue: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[_Job, bool] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
-        self._closing = False
+        self._held: deque[_Job] = deque()  # refused by a full disk, oldest first
+        self._refusal = ""
 
     # -- what a run publishes --------------------------------------------------------------
     def status(self, state: State, **extra: Any) -> None:
@@ -59,7 +66,7 @@ class Publication:
     def capture(self, capture_id: str, body: dict[str, Any]) -> None:
         """A capture's lifecycle document (start, progress, stop)."""
         full = {**self.ids(capture_id), **body}
-        self._put(lambda c: c.publish_capture(capture_id, full))
+        self._put(lambda c: c.publish_capture(capture_id, full), ordered=True)
 
     def result(self, capture_id: str, result: IdentificationResult,
                queued: Callable[[], None] | None = None) -> None:
@@ -69,7 +76,7 @@ class Publication:
             if queued is not None:
                 queued()
 
-        self._put(job)
+        self._put(job, ordered=True)
 
     def event(self, level: str, code: str, message: str, capture_id: str | None = None) -> None:
         """A warning or an error for dashboards, with the ids that join it."""
@@ -106,43 +113,64 @@ class Publication:
 
     def job(self, msg_id: str, topic: str, payload: bytes) -> None:
         """An identification job for the workers (durable)."""
-        self._put(lambda c: c.publish_job(msg_id, topic, payload))
+        self._put(lambda c: c.publish_job(msg_id, topic, payload), ordered=True)
 
     # -- the task that owns the courier ----------------------------------------------------
-    def _put(self, job: _Job) -> None:
+    def _put(self, job: _Job, *, ordered: bool = False) -> None:
+        """`ordered`: durable and in order (captures, results, jobs): behind any the disk
+        refused. The others go past those."""
         if self.courier is not None:
-            self._queue.put_nowait(job)
+            self._queue.put_nowait((job, ordered))
 
     async def _drain(self) -> None:
         assert self.courier is not None
-        while (job := await self._queue.get()) is not None:
-            await self._publish(job, self.courier)
-
-    async def _publish(self, job: _Job, courier: Courier) -> None:
-        """One message to the courier. On a full disk (the outbox cannot take it) it is
-        tried again every DISK_RETRY_S, the rest waiting behind it in order, until the
-        run ends (then what never got into the outbox is said; a session's results are
-        published again on resume, the catalog knowing them unqueued)."""
-        told = False
+        courier = self.courier
         while True:
             try:
-                await job(courier)
-                if told:
-                    log.warning("publication: the outbox takes messages again")
+                async with asyncio.timeout(DISK_RETRY_S if self._held else None):
+                    item = await self._queue.get()
+            except TimeoutError:
+                await self._release(courier)
+                continue
+            if item is None:
+                break
+            job, ordered = item
+            if ordered and self._held:
+                self._held.append(job)
+            elif not await self._tried(job, courier):
+                self._hold(job)
+        await self._release(courier)
+        if self._held:
+            log.error("publication: %d message(s) not kept, the disk full",
+                      len(self._held))
+            self._held.clear()
+
+    async def _tried(self, job: _Job, courier: Courier) -> bool:
+        """False only when the disk is full (the outbox cannot take it): a job to hold."""
+        try:
+            await job(courier)
+        except Exception as exc:  # noqa: BLE001 - a consumer must never crash acquisition
+            if disk_full(exc):
+                self._refusal = one_line(str(exc))
+                return False
+            log.exception("publication failed")
+        return True
+
+    def _hold(self, job: _Job) -> None:
+        if not self._held:
+            log.warning("publication: the outbox cannot take messages (disk full: %s); "
+                        "they wait in memory", self._refusal)
+        self._held.append(job)
+
+    async def _release(self, courier: Courier) -> None:
+        """The held messages again, in order, until the disk refuses one."""
+        if not self._held:
+            return
+        while self._held:
+            if not await self._tried(self._held[0], courier):
                 return
-            except Exception as exc:  # noqa: BLE001 - a consumer must never crash acquisition
-                if not disk_full(exc):
-                    log.exception("publication failed")
-                    return
-                if self._closing:
-                    log.error("publication: a message not kept, the disk full: %s",
-                              one_line(str(exc)))
-                    return
-                if not told:
-                    told = True
-                    log.warning("publication: the outbox cannot take messages (disk full: "
-                                "%s); they wait in memory", one_line(str(exc)))
-                await asyncio.sleep(DISK_RETRY_S)
+            self._held.popleft()
+        log.warning("publication: the outbox takes messages again")
 
     async def __aenter__(self) -> Self:
         if self.courier is not None:
@@ -154,7 +182,6 @@ class Publication:
         """Hands everything still queued to the courier, then stops the task."""
         if self._task is not None:
             self._queue.put_nowait(None)
-            self._closing = True
             await self._task
             self._task = None
 

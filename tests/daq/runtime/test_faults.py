@@ -102,23 +102,26 @@ def test_a_disk_that_fills_mid_session_suspends_it_and_space_returning_resumes_i
     env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(small_disk), HILRIG_MQTT__RIG_ID=rig,
                HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_MQTT__TELEMETRY_HZ="0")
     events: list[dict] = []
+    listening, stop = threading.Event(), threading.Event()
 
-    async def listen(stop: threading.Event) -> None:
+    async def listen() -> None:
         import aiomqtt
+
+        async def collect(client: aiomqtt.Client) -> None:
+            async for message in client.messages:  # never cancelled mid-message
+                events.append(json.loads(message.payload))
 
         async with aiomqtt.Client("127.0.0.1", 1883) as client:
             await client.subscribe(f"hilrig/{rig}/events", qos=1)
+            listening.set()
+            reader = asyncio.create_task(collect(client))
             while not stop.is_set():
-                try:
-                    async with asyncio.timeout(0.5):
-                        message = await anext(aiter(client.messages))
-                    events.append(json.loads(message.payload))
-                except TimeoutError:
-                    pass
+                await asyncio.sleep(0.1)
+            reader.cancel()
 
-    stop = threading.Event()
-    listener = threading.Thread(target=lambda: asyncio.run(listen(stop)), daemon=True)
+    listener = threading.Thread(target=lambda: asyncio.run(listen()), daemon=True)
     listener.start()
+    assert listening.wait(10), "the test's MQTT listener did not subscribe"
     proc = subprocess.Popen([*HILRIG, "session", "start", str(plan)], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
@@ -134,6 +137,9 @@ def test_a_disk_that_fills_mid_session_suspends_it_and_space_returning_resumes_i
         time.sleep(3.0)
         assert sum("release from" in line for line in lines) == asked
         assert proc.poll() is None, "".join(lines)[-12000:]
+        # a dashboard is told while the disk is full, not once the lab has found out
+        suspended = [e for e in events if e.get("code") == "session.suspended.disk"]
+        assert suspended and "disk: full" in suspended[0]["message"], events
         filler.unlink()  # the lab frees space
         assert proc.wait(timeout=240) == 0, "".join(lines)[-3000:]
     finally:
@@ -144,8 +150,7 @@ def test_a_disk_that_fills_mid_session_suspends_it_and_space_returning_resumes_i
     text = "".join(lines)
     assert "Traceback" not in text and "never retrieved" not in text, text[-3000:]
     assert "disk cleared; resuming" in text and "room again" in text
-    suspended = [e for e in events if e.get("code") == "session.suspended.disk"]
-    assert suspended and "disk: full" in suspended[0]["message"], events
+    assert [e["code"] for e in events] == ["session.suspended.disk"], events
     with Catalog.open(small_disk, create=False) as cat:
         sid = cat.latest_session().session_id
         assert cat.session(sid).status == "done"
