@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hilrig.identify import PARAM_NAMES
-from hilrig.identify.results import percent
+from hilrig.identify.results import covariate_unit, percent
 
 from ..config import Settings
 from ..storage import (
@@ -198,7 +198,7 @@ def _pooled_records(cat: Catalog, session_id: str | None
             "session_result_id": row.session_result_id, "session_id": row.session_id,
             "created_utc": row.created_utc, "capture_method": row.capture_method,
             "captures": row.captures, "verdict": row.verdict,
-            "moved": " ".join(f"{n}{percent(s.per_unit)}%/h"
+            "moved": " ".join(f"{n}{percent(s.per_unit)}%/{covariate_unit(answer.covariate)}"
                               for n, s in answer.drift.slopes.items() if s.moved) or None,
             "standouts": " ".join(s.capture_id for s in answer.drift.standouts) or None}
         for name, p in answer.parameters.items():

@@ -18,7 +18,12 @@ from ._session_result import (
     SessionResult,
     Standout,
 )
-from ._session_summary import percent, session_summary_text
+from ._session_summary import (
+    covariate_unit,
+    percent,
+    percent_interval,
+    session_summary_text,
+)
 from ._summary import summary_line, summary_text
 
 __all__ = [
@@ -27,5 +32,6 @@ __all__ = [
     "normalized_compute_time", "RESPONSE_POINTS", "Response", "response_of", "NON_NEGATIVE",
     "result_problems", "ESTIMATE_COLUMNS", "estimate_rows", "summary_line", "summary_text",
     "require_pandas", "SESSION_RESULT_SCHEMA", "VERDICTS", "CaptureInSession", "DriftReport",
-    "LevelSlope", "SessionResult", "Standout", "percent", "session_summary_text",
+    "LevelSlope", "SessionResult", "Standout", "covariate_unit", "percent", "percent_interval",
+    "session_summary_text",
 ]

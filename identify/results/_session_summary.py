@@ -2,19 +2,37 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ._result import ParameterEstimate
     from ._session_result import SessionResult
 
-__all__ = ["percent", "session_summary_text"]
+__all__ = ["covariate_unit", "percent", "percent_interval", "session_summary_text"]
+
+
+def covariate_unit(covariate: str) -> str:
+    """What a trend is per: 'h' for session time, else the covariate's own name."""
+    return "h" if covariate == "hours" else covariate
 
 
 def percent(fraction: float) -> str:
     """A signed percentage in two significant figures, never in powers of ten."""
     x = 100 * fraction
     return f"{x:+.0f}" if abs(x) >= 10 else f"{x:+.2g}"
+
+
+def percent_interval(fraction: float, ci95: tuple[float, float], unit: str = "%") -> str:
+    """'+1.19 %/h [+1.18, +1.20]': a signed percentage and its interval, to the decimals
+    that tell the bounds apart (one significant figure of the interval's width), at least
+    one below 10 %. Two significant figures alone printed +1.2 %/h [+1.2, +1.2]."""
+    x, lo, hi = 100 * fraction, 100 * ci95[0], 100 * ci95[1]
+    width = hi - lo
+    if not (math.isfinite(width) and width > 0):
+        return f"{percent(fraction)} {unit} [{percent(ci95[0])}, {percent(ci95[1])}]"
+    decimals = min(4, max(-math.floor(math.log10(width)), 1 if abs(x) < 10 else 0))
+    return f"{x:+.{decimals}f} {unit} [{lo:+.{decimals}f}, {hi:+.{decimals}f}]"
 
 
 def _estimate(p: ParameterEstimate) -> str:
@@ -26,7 +44,7 @@ def _estimate(p: ParameterEstimate) -> str:
 
 def session_summary_text(result: SessionResult) -> str:
     """The verdict, the session's friction and rig, the trends and every capture."""
-    unit = "h" if result.covariate == "hours" else result.covariate
+    unit = covariate_unit(result.covariate)
     lines = [f"session {result.session_id or '-'}: {result.summary}",
              f"  ({len([c for c in result.captures if c.included])} of "
              f"{len(result.captures)} captures by {result.capture_method}; "
@@ -38,8 +56,7 @@ def session_summary_text(result: SessionResult) -> str:
     if result.drift.slopes:
         lines += ["", f"trend of each level, per {unit} (95 %):"]
         for name, s in result.drift.slopes.items():
-            lines.append(f"  {name:<9} {100 * s.per_unit:+.3g} %/{unit} "
-                         f"[{100 * s.ci95[0]:+.3g}, {100 * s.ci95[1]:+.3g}], "
+            lines.append(f"  {name:<9} {percent_interval(s.per_unit, s.ci95, f'%/{unit}')}, "
                          f"{100 * s.over_session:+.3g} % over the session, p {s.p_value:.2g}"
                          + ("  moved" if s.moved else ""))
     rig = [(n, p) for n, p in result.rig.items() if p.value is not None]

@@ -43,7 +43,9 @@ from ..results import (
     ParameterEstimate,
     SessionResult,
     Standout,
+    covariate_unit,
     percent,
+    percent_interval,
 )
 from ._meta import Departure, Line, Mean, departures, line, mean
 
@@ -286,10 +288,10 @@ def _report(a: _Analysis, rs: Sequence[IdentificationResult], xs: np.ndarray) ->
 
 
 def _summary(a: _Analysis, report: DriftReport, covariate: str, left_out: list[str]) -> str:
-    unit = "h" if covariate == "hours" else covariate
+    unit = covariate_unit(covariate)
     n = a.rows.size
-    moved = [f"{name} {percent(s.per_unit)} %/{unit} [{percent(s.ci95[0])}, "
-             f"{percent(s.ci95[1])}]" for name, s in report.slopes.items() if s.moved]
+    moved = [f"{name} {percent_interval(s.per_unit, s.ci95, f'%/{unit}')}"
+             for name, s in report.slopes.items() if s.moved]
     head = {"no drift": f"no drift over {n} captures",
             "drift": f"drift over {n} captures: " + ", ".join(moved),
             "not tested": f"{n} captures pooled; drift not tested ({MIN_TESTED} needed)",
