@@ -96,7 +96,7 @@ def _realism_options(p: Any) -> None:
                         "session time, e.g. mu_v1=0.0125 (repeat for several)")
     r.add_argument("--temperature", type=float, metavar="DEGC",
                    help="the lab's temperature at hour 0, recorded with the capture as the "
-                        "covariate temperature_c (HDF5 only)")
+                        "covariate temperature_c")
     r.add_argument("--warming", type=float, metavar="DEGC_PER_H",
                    help="how fast the lab warms over the session, degC per hour")
 
@@ -126,8 +126,7 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
                         "the friction by (default 0)")
     s.add_argument("--covariate", action="append", metavar="NAME=VALUE",
                    help="a condition the capture records, e.g. temperature_c=23.5 (repeat "
-                        "for several; HDF5 files only): identify --pooled --covariate NAME "
-                        "pools against it")
+                        "for several): identify --pooled --covariate NAME pools against it")
     k = s.add_argument_group("other rig kinds (single, nlink:N; written as CSV)")
     k.add_argument("--rig", metavar="KIND", help="single or nlink:N (default: the config's "
                    "[rig] kind, furuta)")

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         CSV_COLUMNS,
         CSV_MAX_BYTES,
         JointTable,
+        capture_csv_time,
         read_capture_csv,
         read_joint_csv,
         write_capture_csv,
@@ -95,7 +96,8 @@ _EXPORTS = {
         "SessionResultRow", "SessionRow",
     ),
     "._csv": (
-        "CSV_COLUMNS", "CSV_MAX_BYTES", "JointTable", "read_capture_csv", "read_joint_csv",
+        "CSV_COLUMNS", "CSV_MAX_BYTES", "JointTable", "capture_csv_time", "read_capture_csv",
+        "read_joint_csv",
         "write_capture_csv", "write_joint_csv",
     ),
     "._disk_full": (
@@ -139,7 +141,8 @@ __all__ = [
     "SessionRow",
     "disk_full",
     "free_mb",
-    "JointTable", "plain_capture_path", "read_capture", "read_capture_csv", "read_capture_h5",
+    "JointTable", "capture_csv_time", "plain_capture_path", "read_capture", "read_capture_csv",
+    "read_capture_h5",
     "read_covariates", "read_joint_csv", "recorded_kind", "result_path", "write_joint_csv",
     "session_capture_path", "session_folder", "store_result", "write_capture_csv",
     "write_capture_h5", "write_text_atomic",

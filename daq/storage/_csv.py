@@ -17,23 +17,24 @@ import warnings
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from hilrig.drivers import SourceInfo
 from hilrig.identify import Progress, RigParams
 
-from ..acquisition import MAX_ANGLE_RAD, Capture
+from ..acquisition import MAX_ANGLE_RAD, Capture, checked_covariates
 from ._atomic import atomic_target
 from ._csv_lines import check_size, csv_error, data_blocks, lines_of, opened_csv
 from ._errors import CaptureFileError, one_line_text
 from ._hdf5 import CHUNK_ROWS, check_suffix
 from ._limits import CSV_MAX_OTHER_LINES, CSV_NUMBER_BYTES, MIN_SAMPLES, CaptureLimits
 
-__all__ = ["CSV_COLUMNS", "JointTable", "read_capture_csv", "read_joint_csv", "write_capture_csv",
-           "write_joint_csv"]
+__all__ = ["CSV_COLUMNS", "JointTable", "capture_csv_time", "read_capture_csv", "read_joint_csv",
+           "write_capture_csv", "write_joint_csv"]
 
 CSV_COLUMNS: tuple[str, str, str] = ("t", "theta0", "theta1")
 CSV_MIN_ROWS = MIN_SAMPLES
@@ -54,17 +55,21 @@ def write_capture_csv(path: str | os.PathLike[str], capture: Capture, *,
     """Export t,theta0,theta1 (t from the first sample, so gaps show) atomically.
 
     Numbers are written as shortest round-trip decimals: re-reading gives the very same
-    float64 angles.
+    float64 angles. Comment lines above the header carry the capture's time and its
+    covariates, which read_capture_csv reads back (pooling needs both).
     """
     final = Path(path)
     check_suffix(final, (".csv",))
     t = capture.times()
     angles = capture.angles_rad
     meta = (f"# hilrig capture export: capture_id={json.dumps(capture.capture_id)} "
+            f"created_utc={capture.created_utc} "
             f"sample_rate_hz={capture.sample_rate_hz!r} "
             f"counts_per_rev={capture.counts_per_rev[0]},{capture.counts_per_rev[1]} "
             f"software_version={json.dumps(capture.software_version)}\n"
             "# unit=rad zero=hanging (the pendulum's angle is 0 hanging, as in seed 000)\n")
+    if capture.covariates:  # what a session's friction can be pooled against
+        meta += f"# covariates={json.dumps(capture.covariates, sort_keys=True)}\n"
     with atomic_target(final, overwrite) as tmp:
         with open(tmp, "x", encoding="utf-8", newline="\n") as f:
             f.write(meta)
@@ -80,20 +85,60 @@ def write_capture_csv(path: str | os.PathLike[str], capture: Capture, *,
 #: radians per unit of a CSV's angles (identify.signal.ANGLE_UNITS)
 ANGLE_UNITS = {"rad": 1.0, "deg": math.pi / 180.0}
 _CONVENTION = re.compile(r"\b(unit|zero)\s*=\s*([a-z]+)", re.ASCII | re.IGNORECASE)
+_RECORDED_TIME = re.compile(r"\bcreated_utc=(\S+)", re.ASCII)
+_COVARIATES = re.compile(r"#\s*covariates=(.*)", re.ASCII)
 
 
 def _said(fb: BinaryIO, p: Path) -> dict[str, str]:
-    """The conventions (unit=, zero=) the comment lines above the header state; `fb` is
-    left at its start."""
+    """What the comment lines above the header state: the conventions (unit=, zero=,
+    lower-cased) and, as written, an export's created_utc= and covariates= (with the
+    line numbers of those two under "created_utc_line", "covariates_line"); `fb` is left
+    at its start."""
     said: dict[str, str] = {}
-    for _, raw in lines_of(fb, p, 1, head=True):
+    for lineno, raw in lines_of(fb, p, 1, head=True):
         text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
         if text.lstrip().startswith("#"):
             said.update({k.lower(): v.lower() for k, v in _CONVENTION.findall(text)})
+            for key, match in (("created_utc", _RECORDED_TIME.search(text)),
+                               ("covariates", _COVARIATES.fullmatch(text.strip()))):
+                if match:
+                    said[key], said[f"{key}_line"] = match.group(1), str(lineno)
         elif text.strip(_ASCII_WS):
             break
     fb.seek(0)
     return said
+
+
+def _recorded(p: Path, said: dict[str, str]) -> dict[str, Any]:
+    """The capture's time and covariates an export's comments state, checked."""
+    out: dict[str, Any] = {}
+    if "created_utc" in said:
+        text, line = said["created_utc"], int(said["created_utc_line"])
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise csv_error(p, line, f"created_utc={text[:40]!r} is not an ISO 8601 time "
+                                     "(2026-11-28T16:50:54.123Z)") from None
+        if when.tzinfo is None:
+            raise csv_error(p, line, f"created_utc={text[:40]!r}: give the time in UTC "
+                                     "(ending in Z)")
+        out["created_utc"] = text
+    if "covariates" in said:
+        line = int(said["covariates_line"])
+        try:
+            out["covariates"] = checked_covariates(json.loads(said["covariates"]))
+        except ValueError as exc:  # json.JSONDecodeError is one
+            raise csv_error(p, line, f"covariates: {one_line_text(exc)} (expected "
+                                     '{"temperature_c": 21.5})') from None
+    return out
+
+
+def capture_csv_time(path: str | os.PathLike[str]) -> str | None:
+    """The time a capture CSV records (an export's created_utc=), or None: a CSV from
+    elsewhere, whose time is unknown."""
+    p = Path(path)
+    with opened_csv(p, CSV_MAX_BYTES) as (fb, _):
+        return _recorded(p, _said(fb, p)).get("created_utc")
 
 
 def _convention(p: Path, unit: str, zero: str) -> tuple[str, str]:
@@ -290,6 +335,7 @@ def read_capture_csv(
     limits = limits or CaptureLimits()
     with opened_csv(p, *_csv_limit(limits, len(CSV_COLUMNS), max_bytes)) as (fb, size):
         said = _said(fb, p)
+        recorded = _recorded(p, said)
         unit, zero = _convention(p, unit or said.get("unit", "rad"),
                                  zero or said.get("zero", "hanging"))
         data, index, rate = _read_table(fb, size, p, CSV_COLUMNS, limits, max_bytes, max_rows,
@@ -305,7 +351,7 @@ def read_capture_csv(
         return Capture(capture_id=p.stem, sample_index=index, counts=None,
                        imported_angles_rad=np.ascontiguousarray(angles),
                        sample_rate_hz=rate, counts_per_rev=counts_per_rev, rig=rig,
-                       source=source)
+                       source=source, **recorded)
     except ValueError as exc:  # e.g. a rate that overflowed to inf
         raise CaptureFileError(f"{p}: {one_line_text(exc)}") from None
 

@@ -96,9 +96,6 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     check_capture_length(args, rate, settings)
     covariates = {**realism.conditions(_session_hours(args)),
                   **covariates_arg(getattr(args, "covariate", None))}
-    if covariates and out.suffix.lower() == ".csv":
-        raise UsageError(f"--covariate, --temperature: {out} is a CSV file, which records "
-                         "no covariates; write .h5")
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
                        hold_s=args.rest, realism=realism,

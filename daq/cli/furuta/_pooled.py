@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from hilrig.identify import IdentificationResult, Measurement, identify, pool_re
 
 from ...acquisition import Capture, covariate_value
 from ...config import Settings
+from ...storage import capture_csv_time
 from .._capture_files import read_capture_file
 from .._fit_guard import fit_guard
 from .._progress import ProgressBar
@@ -75,6 +77,10 @@ def _covariate(args: argparse.Namespace, paths: list[str], captures: list[Captur
         if not all(math.isfinite(h) for h in args.hours):
             raise UsageError("--hours: every value must be a finite number")
         return np.asarray(args.hours, dtype=float), "hours"
+    for path in paths:
+        if Path(path).suffix.lower() == ".csv" and capture_csv_time(path) is None:
+            raise UsageError(f"{path}: records no time of capture (a CSV from elsewhere); "
+                             "give --hours, one value per file, or export it from hilrig")
     times = [datetime.fromisoformat(c.created_utc.replace("Z", "+00:00")) for c in captures]
     start = min(times)
     return np.array([(t - start).total_seconds() / 3600.0 for t in times]), "hours"

@@ -185,11 +185,40 @@ def test_a_malformed_covariate_is_one_line_before_simulating(tmp_path, capfd, ex
     assert not (tmp_path / "x.h5").exists()
 
 
-def test_a_csv_capture_records_no_covariate(tmp_path, capfd):
-    rc, _ = run_main("simulate", "--out", str(tmp_path / "x.csv"), "--covariate",
-                     "temperature_c=20")
+def test_csv_captures_carry_their_time_and_temperature_into_a_pooled_answer(tmp_path, capsys):
+    """Simulated straight to CSV, and exported from HDF5 to CSV: each file keeps the
+    capture's time and its covariates, so the CSVs pool as the captures would."""
+    files = []
+    for hours in (0.0, 4.0, 8.0):
+        h5, csv = tmp_path / f"w{hours:g}.h5", tmp_path / f"w{hours:g}.csv"
+        rc, _ = run_main("simulate", "--out", str(h5), "--duration", "6", "--session-hours",
+                         str(hours), "--covariate", f"temperature_c={20 + 1.5 * hours}")
+        assert rc == 0 and run_main("export", str(h5), "--out", str(csv))[0] == 0
+        files.append(str(csv))
+    rc, _ = run_main("simulate", "--out", str(tmp_path / "direct.csv"), "--duration", "6",
+                     "--covariate", "temperature_c=19.5")
+    assert rc == 0
+    capsys.readouterr()
+    rc, out = run_main("identify", *files, str(tmp_path / "direct.csv"), "--pooled",
+                       "--covariate", "temperature_c", "--json")
+    assert rc == 0
+    answer = SessionResult.model_validate_json(out)
+    assert [c.x for c in answer.captures] == [20.0, 26.0, 32.0, 19.5]
+    rc, out = run_main("identify", *files, "--pooled", "--json")  # in their recorded hours
+    assert rc == 0
+    hours = [c.x for c in SessionResult.model_validate_json(out).captures]
+    assert hours == sorted(hours) and hours[0] == 0.0
+
+
+def test_a_csv_from_elsewhere_has_no_time_and_pooling_it_asks_for_hours(tmp_path, capfd):
+    for k in range(2):
+        lines = ["t,theta0,theta1"] + [f"{i / 1000!r},0.0,{0.5 * 0.999 ** i!r}"
+                                      for i in range(3000)]
+        (tmp_path / f"lab{k}.csv").write_text("\n".join(lines) + "\n")
+    rc, _ = run_main("identify", str(tmp_path / "lab0.csv"), str(tmp_path / "lab1.csv"),
+                     "--pooled")
     assert rc == 2
-    assert_one_line_error(capfd, "records no covariates; write .h5")
+    assert_one_line_error(capfd, "lab0.csv: records no time of capture")
 
 
 def test_results_list_pooled_shows_each_answer_kept(archive, capfd):

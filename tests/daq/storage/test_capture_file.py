@@ -24,6 +24,7 @@ from hilrig.daq.storage import (
     FORMAT_VERSION,
     CaptureFileError,
     CaptureLimits,
+    capture_csv_time,
     read_capture,
     read_capture_csv,
     read_capture_h5,
@@ -528,6 +529,34 @@ def test_csv_export_import_round_trip(tmp_path: Path) -> None:
     assert back.source.kind == "replay" and back.source.identity == "csv:run 7.csv"
     assert back.counts_per_rev == CPR and back.rig == RigParams()
     assert back.capture_id == "run 7"
+
+
+def test_csv_export_keeps_the_capture_time_and_its_covariates(tmp_path: Path) -> None:
+    cap = replace(make_capture(), created_utc="2026-11-28T02:15:00.250Z",
+                  covariates={"temperature_c": 23.5, "humidity_pct": 41})
+    path = write_capture_csv(tmp_path / "c.csv", cap)
+    back = read_capture(path)
+    assert back.created_utc == "2026-11-28T02:15:00.250Z"
+    assert back.covariates == {"temperature_c": 23.5, "humidity_pct": 41.0}
+    assert capture_csv_time(path) == "2026-11-28T02:15:00.250Z"
+    plain = tmp_path / "lab.csv"  # a CSV from elsewhere: its time is unknown
+    plain.write_text(_csv(_rows()))
+    assert capture_csv_time(plain) is None and read_capture(plain).covariates == {}
+
+
+@pytest.mark.parametrize("comment, message", [
+    ("# covariates={temperature_c: 20}", "line 1: covariates: Expecting property name"),
+    ('# covariates={"Temperature": 20}', "line 1: covariates: covariate name 'Temperature'"),
+    ('# covariates={"t_c": "warm"}', "line 1: covariates: covariate t_c: 'warm' is not a"),
+    ("# created_utc=yesterday", "line 1: created_utc='yesterday' is not an ISO 8601 time"),
+    ("# created_utc=2026-11-28T02:15:00", "line 1: created_utc='2026-11-28T02:15:00': give"),
+])
+def test_a_malformed_time_or_covariate_comment_is_named(tmp_path: Path, comment: str,
+                                                        message: str) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text("\n".join([comment, "t,theta0,theta1", *_rows()]) + "\n")
+    with pytest.raises(CaptureFileError, match=re.escape(message)):
+        read_capture(path)
 
 
 def test_csv_import_takes_rig_and_resolution(tmp_path: Path) -> None:
