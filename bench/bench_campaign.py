@@ -61,8 +61,8 @@ def _captures(root: Path, n: int, duration: float) -> str:
 
 
 def _run(root: Path, sid: str, method: str, executor: IdentificationExecutor, name: str
-         ) -> tuple[float, float, list[float]]:
-    """(start s, campaign s, each task's compute s) of one campaign on `executor`."""
+         ) -> tuple[float, float, dict[str, float]]:
+    """(start s, campaign s, each capture's compute s) of one campaign on `executor`."""
     t0 = time.perf_counter()
     executor.start()
     if isinstance(executor, DaskExecutor):
@@ -76,9 +76,10 @@ def _run(root: Path, sid: str, method: str, executor: IdentificationExecutor, na
         report = asyncio.run(Campaign(cat, executor, say=print).run(
             selection.campaign_id(salt=name), selection, tasks))
         took = time.perf_counter() - t1
-        computes = [r.result().compute_seconds for r in cat.results(session_id=sid)
+        computes = {r.capture_id: r.result().compute_seconds
+                    for r in cat.results(session_id=sid)
                     if (r.result_key or "").startswith(
-                        f"campaign/{selection.campaign_id(salt=name)}/")]
+                        f"campaign/{selection.campaign_id(salt=name)}/")}
     executor.shutdown()
     assert report.done == len(tasks), report.failures
     return started, took, computes
@@ -100,6 +101,7 @@ def main() -> None:
         print(f"{args.captures} captures of {args.duration:g} s simulated in "
               f"{time.perf_counter() - t0:.0f} s")
         took_by: dict[str, list[float]] = {}
+        alone: dict[str, list[float]] = {}  # each capture's compute on one worker
         # one single-threaded identification per worker process, as a campaign runs them
         backends = (("pool:1", lambda: LocalExecutor(1, threads=1)),
                     ("dask:1", lambda: DaskExecutor(parse_cluster("local:1"))),
@@ -110,9 +112,13 @@ def main() -> None:
                 started, took, computes = _run(root, sid, args.method, make(),
                                                f"{name}/{round_}")
                 took_by.setdefault(name, []).append(took)
+                if name == "pool:1":
+                    for capture_id, seconds in computes.items():
+                        alone.setdefault(capture_id, []).append(seconds)
+                times = list(computes.values())
                 print(f"round {round_ + 1} {name}: start {started:.1f} s, campaign "
                       f"{took:.1f} s ({took / args.captures:.2f} s per capture; compute "
-                      f"median {statistics.median(computes):.2f} s, sum {sum(computes):.1f} s)",
+                      f"median {statistics.median(times):.2f} s, sum {sum(times):.1f} s)",
                       flush=True)
         runs = {name: statistics.median(t) for name, t in took_by.items()}
     speedup = runs["dask:1"] / runs["dask:2"]
@@ -122,7 +128,22 @@ def main() -> None:
     print(f"Dask's overhead per task against the local pool, one worker each: "
           f"{100 * overhead:+.1f} % (goal < {100 * GOAL_OVERHEAD:g} %); two each: "
           f"{100 * (runs['dask:2'] / runs['pool:2'] - 1):+.1f} %")
+    # what the tasks' own lengths allow two workers, apart from any engine: the campaign
+    # hands them out oldest capture first to whichever worker is free
+    seconds = [statistics.median(alone[c]) for c in sorted(alone)]
+    print(f"the tasks' lengths allow two workers at most {_allowed(seconds):.2f}x in the "
+          f"order given ({_allowed(sorted(seconds, reverse=True)):.2f}x longest first; "
+          f"longest {max(seconds):.1f} s of {sum(seconds):.1f} s)")
     _keep_rate()
+
+
+def _allowed(seconds: list[float], workers: int = 2) -> float:
+    """Speed-up of greedy list scheduling of these task lengths on `workers` against one."""
+    free = [0.0] * workers
+    for s in seconds:
+        k = free.index(min(free))
+        free[k] += s
+    return sum(seconds) / max(free)
 
 
 def _keep_rate(n: int = 500) -> None:
