@@ -284,7 +284,7 @@ class SerialBridge:
         loop = asyncio.get_running_loop()
         self._gen += 1
         gen = self._gen
-        link = Link(self, gen)
+        link = Link(gen, self._on_data, self._on_lost, self.read_interval_s)
         # before a first stream, what the board sent before we listened is dropped on
         # opening; when reconnecting, what waits in the port is the rest of our stream
         # (samples sent intact while we were away): it is kept and placed
@@ -498,10 +498,11 @@ class SerialBridge:
         self._fail_waiters(SerialBridgeError(f"serial {self.port}: {self._lost_reason}"))
         self._event.set()
 
-    def _on_data(self, gen: int, data: bytes) -> None:
+    def _on_data(self, gen: int, data: bytes) -> bool:
+        """The bytes of connection `gen`, decoded; whether that connection is streaming."""
         dec = self._decoder
         if gen != self._gen or dec is None:
-            return
+            return False
         handshake = not self._streaming
         if handshake and len(self._handshake_raw) < 16_384:
             self._handshake_raw += data
@@ -515,7 +516,7 @@ class SerialBridge:
             self.stats.errors["decoder_failures"] = \
                 self.stats.errors.get("decoder_failures", 0) + 1
             self._replace_decoder()
-            return
+            return False
         for i, (_frame, msg) in enumerate(decoded):
             self._last_rx = now
             if isinstance(msg, Samples):
@@ -550,6 +551,7 @@ class SerialBridge:
                     f"host speaks {VERSION_MAJOR}.{VERSION_MINOR}"))
         if self._streaming and self._part_n and now - self._part_t0 >= self.block_latency_s:
             self._flush_block()
+        return self._streaming and gen == self._gen
 
     def _on_samples(self, msg: Samples, now: float) -> None:
         first, counts = msg.first_sample, msg.counts

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import serial
-
-if TYPE_CHECKING:
-    from ._bridge import SerialBridge
 
 __all__ = ["Link", "Port"]
 
@@ -31,11 +29,19 @@ class Port(serial.Serial):
 
 
 class Link(asyncio.Protocol):
-    """Forwards one connection's callbacks to the bridge, tagged with its generation."""
+    """Forwards one connection's callbacks, tagged with its generation, to its owner.
 
-    def __init__(self, bridge: SerialBridge, gen: int) -> None:
-        self.bridge = bridge
+    `on_data(gen, data)` says whether that generation is streaming: then reads are
+    coalesced, one every `read_interval_s`. `on_lost(gen, exc)` hears the port go.
+    """
+
+    def __init__(self, gen: int, on_data: Callable[[int, bytes], bool],
+                 on_lost: Callable[[int, Exception | None], None],
+                 read_interval_s: float = 0.0) -> None:
         self.gen = gen
+        self.on_data = on_data
+        self.on_lost = on_lost
+        self.read_interval_s = read_interval_s
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.transport: asyncio.ReadTransport | None = None
 
@@ -44,15 +50,14 @@ class Link(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        bridge = self.bridge
-        bridge._on_data(self.gen, data)
-        if bridge.read_interval_s > 0 and len(data) < 2048 and bridge._streaming \
-                and self.gen == bridge._gen and self.transport is not None:
+        streaming = self.on_data(self.gen, data)
+        if streaming and self.read_interval_s > 0 and len(data) < 2048 \
+                and self.transport is not None:
             # coalesce reads: one wakeup per read_interval_s takes several frames
             # (about 1 ms each) instead of one wakeup per frame; a backlog (a long
             # read) is drained at full speed
             self.transport.pause_reading()
-            asyncio.get_running_loop().call_later(bridge.read_interval_s, self._resume)
+            asyncio.get_running_loop().call_later(self.read_interval_s, self._resume)
 
     def _resume(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
@@ -61,4 +66,4 @@ class Link(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.closed.done():
             self.closed.set_result(None)
-        self.bridge._on_lost(self.gen, exc)
+        self.on_lost(self.gen, exc)
