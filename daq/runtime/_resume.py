@@ -12,8 +12,9 @@ a subscriber twice after a kill (the same msg_id), never not at all.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from hilrig.identify import utc_now
 
@@ -21,23 +22,46 @@ from ..acquisition import capture_summary
 from ..storage import (
     CaptureFileError,
     CaptureRow,
+    Catalog,
     CatalogError,
     read_capture,
     result_path,
     write_text_atomic,
 )
 from ._finisher import CaptureOutcome
+from ._publication import Publication
 from ._statistics import capture_statistics
 
-if TYPE_CHECKING:
-    from ._session import SessionRun
+__all__ = ["Resumable", "finish_earlier_run"]
 
-__all__ = ["finish_earlier_run"]
+
+class Resumable(Protocol):
+    """What finishing an earlier run needs of the session that resumes it."""
+
+    catalog: Catalog
+    session_id: str
+    publication: Publication
+    say: Callable[[str], None]
+
+    @property
+    def methods(self) -> list[str]:
+        """The methods the plan identifies each capture with."""
+
+    def register_capture(self, capture_id: str, seq: int) -> None:
+        """An archived capture this run finishes, numbered as it was."""
+
+    def identify_archived(self, outcome: CaptureOutcome, methods: list[str]) -> None:
+        """Identify an archived capture with the methods it still lacks."""
+
+    def identified(self, outcome: CaptureOutcome) -> None:
+        """An archived capture that has every result already."""
+
+    def tell_progress(self) -> None: ...
 
 INTERRUPTED = "the service stopped while it was recording"
 
 
-async def finish_earlier_run(s: SessionRun) -> None:
+async def finish_earlier_run(s: Resumable) -> None:
     """Recover recordings, publish unpublished results, identify what is archived."""
     for row in s.catalog.captures(s.session_id, status="recording"):
         _recover_recording(s, row)
@@ -47,7 +71,7 @@ async def finish_earlier_run(s: SessionRun) -> None:
     s.tell_progress()
 
 
-def _recover_recording(s: SessionRun, row: CaptureRow) -> None:
+def _recover_recording(s: Resumable, row: CaptureRow) -> None:
     """A capture the earlier run was recording when it died: archived, or interrupted."""
     try:
         capture = read_capture(row.path or "")
@@ -72,7 +96,7 @@ def _recover_recording(s: SessionRun, row: CaptureRow) -> None:
           "kept")
 
 
-def _publish_unqueued_results(s: SessionRun) -> None:
+def _publish_unqueued_results(s: Resumable) -> None:
     """Results kept before a kill but never handed to the outbox: their file, then MQTT."""
     for row in s.catalog.results(session_id=s.session_id, unqueued=True):
         try:
@@ -91,17 +115,17 @@ def _publish_unqueued_results(s: SessionRun) -> None:
                              queued=functools.partial(s.catalog.mark_result_queued, row.result_id))
 
 
-def _identify_archived(s: SessionRun, row: CaptureRow) -> None:
+def _identify_archived(s: Resumable, row: CaptureRow) -> None:
     """An archived capture: its stop document (again), then what it still lacks."""
     outcome = CaptureOutcome(row.capture_id, Path(row.path or ""), row.summary or {})
     s.register_capture(row.capture_id, row.seq or 0)
     s.publication.capture(row.capture_id, {**outcome.summary, "document": "stop",
                                            "exit_status": "success"})
     have = {r.method for r in s.catalog.results(capture_id=row.capture_id)}
-    missing = [m for m in s.plan.methods if m not in have]
+    missing = [m for m in s.methods if m not in have]
     if missing:
         s.say(f"capture {row.capture_id}: archived but not identified; identifying "
               f"({', '.join(missing)})")
-        s.finisher.identify_archived(outcome, missing)
+        s.identify_archived(outcome, missing)
     else:
         s.identified(outcome)

@@ -109,7 +109,8 @@ class SessionRun:
             self.engine, source, plan, self.folder, settings.trigger.still_band_counts,
             held=lambda: self.finisher.waiting_for_space)
         self.watch = SuspenderWatch(plan.settle_s, plan.suspend_limit_s)
-        self.commands = SessionCommands(self)
+        self.commands = SessionCommands(self, abort=self.core.abort_command,
+                                        identify=self.reidentifier.command)
         self.suspended: dict[str, str] = {}  # why no release may happen now, by kind
         self.stop_reason: str | None = None
         self.seq: int | None = None  # the planned capture being attempted
@@ -333,6 +334,23 @@ class SessionRun:
     def label(self, seq: int) -> str:
         of = f"/{self.plan.captures}" if self.plan.captures is not None else ""
         return f"session {self.session_id} capture {seq}{of}"
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.plan.methods)
+
+    def identify_archived(self, outcome: CaptureOutcome, methods: list[str]) -> None:
+        self.finisher.identify_archived(outcome, methods)
+
+    def awaited_release(self) -> int | None:
+        return self.seq if self.release_at is not None else None
+
+    async def release_now(self) -> int | None:
+        return await self.releaser.release_now()
+
+    def lift(self, key: str) -> None:
+        self.unsuspend(key)
+        self.watch.lifted(key)
 
     def register_capture(self, capture_id: str, seq: int) -> None:
         """A capture an earlier run archived: finished by this one, numbered as it was."""
