@@ -54,7 +54,6 @@ class Publication:
         self._queue: asyncio.Queue[tuple[_Job, bool] | None] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._held: deque[_Job] = deque()  # refused by a full disk, oldest first
-        self._refusal = ""
 
     # -- what a run publishes --------------------------------------------------------------
     def status(self, state: State, **extra: Any) -> None:
@@ -137,37 +136,33 @@ class Publication:
             job, ordered = item
             if ordered and self._held:
                 self._held.append(job)
-            elif not await self._tried(job, courier):
-                self._hold(job)
+            elif (refusal := await self._tried(job, courier)) is not None:
+                if not self._held:
+                    log.warning("publication: the outbox cannot take messages (disk full: "
+                                "%s); they wait in memory", refusal)
+                self._held.append(job)
         await self._release(courier)
         if self._held:
             log.error("publication: %d message(s) not kept, the disk full",
                       len(self._held))
             self._held.clear()
 
-    async def _tried(self, job: _Job, courier: Courier) -> bool:
-        """False only when the disk is full (the outbox cannot take it): a job to hold."""
+    async def _tried(self, job: _Job, courier: Courier) -> str | None:
+        """Why the outbox refused the job (a full disk: a job to hold), else None."""
         try:
             await job(courier)
         except Exception as exc:  # noqa: BLE001 - a consumer must never crash acquisition
             if disk_full(exc):
-                self._refusal = one_line(str(exc))
-                return False
+                return one_line(str(exc))
             log.exception("publication failed")
-        return True
-
-    def _hold(self, job: _Job) -> None:
-        if not self._held:
-            log.warning("publication: the outbox cannot take messages (disk full: %s); "
-                        "they wait in memory", self._refusal)
-        self._held.append(job)
+        return None
 
     async def _release(self, courier: Courier) -> None:
         """The held messages again, in order, until the disk refuses one."""
         if not self._held:
             return
         while self._held:
-            if not await self._tried(self._held[0], courier):
+            if await self._tried(self._held[0], courier) is not None:
                 return
             self._held.popleft()
         log.warning("publication: the outbox takes messages again")
