@@ -7,7 +7,8 @@
   backends: `LocalExecutor` (this machine's processes), `WorkerExecutor` (the
   `hilrig worker` processes over MQTT), `DaskExecutor` (a Dask cluster: local, a
   scheduler's address, SLURM or PBS);
-- `Campaign`: a selection of archived captures identified again, idempotent, resumable;
+- `Campaign`: a selection of archived captures identified again, idempotent, resumable,
+  its tasks handed out longest expected first (`longest_first`);
 - `Reidentifier`: an archived capture identified again; `run_worker`: `hilrig worker`.
 
 Nothing here knows a session or a run: they hand it the small parts it needs.
@@ -19,6 +20,7 @@ from ._dask import ClusterError, ClusterSpec, DaskExecutor, jobqueue_cluster, pa
 from ._executor import IdentificationExecutor, completed, identified
 from ._local import LocalExecutor
 from ._offload import NOTICE_S, WorkerExecutor
+from ._order import longest_first
 from ._reidentify import (
     ArchiveError,
     CaptureArchive,
@@ -44,6 +46,6 @@ __all__ = [
     "NOTICE_S", "ArchiveError", "CaptureArchive", "CatalogArchive", "DirectoryArchive",
     "IdentificationExecutor", "IdentificationFailed", "IdentifyTask", "LocalExecutor",
     "Provenance", "Reidentified", "Reidentifier", "TaskOutcome", "WorkerExecutor",
-    "completed", "identified", "identify_capture", "result_line", "run_task",
+    "completed", "identified", "identify_capture", "longest_first", "result_line", "run_task",
     "run_task_json", "run_worker",
 ]

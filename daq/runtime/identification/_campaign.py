@@ -36,6 +36,7 @@ from ...acquisition import kind_of
 from ...config import RigKindConfig
 from ...storage import CaptureFileError, Catalog, recorded_kind, store_result
 from ._executor import IdentificationExecutor
+from ._order import longest_first
 from ._reidentify import ArchiveError, CatalogArchive
 from ._task import IdentifyTask, TaskOutcome
 
@@ -81,8 +82,9 @@ def _methods_of(kind: str) -> tuple[str, ...]:
 
 def select_tasks(catalog: Catalog, root: Path, selection: Selection
                  ) -> tuple[list[CampaignTask], list[str]]:
-    """The selection's tasks, oldest capture first, and one line per capture left out (no
-    archived file, or no selected method applies to its rig kind)."""
+    """The selection's tasks, the longest expected first (see `longest_first`), and one line
+    per capture left out (no archived file, or no selected method applies to its rig
+    kind)."""
     rows = catalog.captures(selection.session)
     wanted = set(selection.captures)
     archive = CatalogArchive(catalog, root)
@@ -118,7 +120,11 @@ def select_tasks(catalog: Catalog, root: Path, selection: Selection
                                     f"not apply to a {kind} rig")
                 methods = [m for m in methods if m in takes]
         tasks += [CampaignTask(row.capture_id, path, m) for m in methods]
-    return tasks, left_out
+    durations = {r.capture_id: r.duration_s for r in rows if r.duration_s is not None}
+    computes = ((r.capture_id, r.method, r.compute_seconds)
+                for r in catalog.results(session_id=selection.session)
+                if r.compute_seconds is not None)
+    return longest_first(tasks, durations, computes), left_out
 
 
 @dataclass
