@@ -89,31 +89,40 @@ _RECORDED_TIME = re.compile(r"\bcreated_utc=(\S+)", re.ASCII)
 _COVARIATES = re.compile(r"#\s*covariates=(.*)", re.ASCII)
 
 
-def _said(fb: BinaryIO, p: Path) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Head:
     """What the comment lines above the header state: the conventions (unit=, zero=,
-    lower-cased) and, as written, an export's created_utc= and covariates= (with the
-    line numbers of those two under "created_utc_line", "covariates_line"); `fb` is left
-    at its start."""
-    said: dict[str, str] = {}
+    lower-cased) and, as written with their line numbers, an export's created_utc= and
+    covariates=."""
+
+    conventions: dict[str, str]
+    created_utc: tuple[str, int] | None = None
+    covariates: tuple[str, int] | None = None
+
+
+def _head(fb: BinaryIO, p: Path) -> _Head:
+    """The head's comment lines (_Head); `fb` is left at its start."""
+    conventions: dict[str, str] = {}
+    stated: dict[str, tuple[str, int]] = {}
     for lineno, raw in lines_of(fb, p, 1, head=True):
         text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
         if text.lstrip().startswith("#"):
-            said.update({k.lower(): v.lower() for k, v in _CONVENTION.findall(text)})
+            conventions.update({k.lower(): v.lower() for k, v in _CONVENTION.findall(text)})
             for key, match in (("created_utc", _RECORDED_TIME.search(text)),
                                ("covariates", _COVARIATES.fullmatch(text.strip()))):
                 if match:
-                    said[key], said[f"{key}_line"] = match.group(1), str(lineno)
+                    stated[key] = (match.group(1), lineno)
         elif text.strip(_ASCII_WS):
             break
     fb.seek(0)
-    return said
+    return _Head(conventions, stated.get("created_utc"), stated.get("covariates"))
 
 
-def _recorded(p: Path, said: dict[str, str]) -> dict[str, Any]:
+def _recorded(p: Path, head: _Head) -> dict[str, Any]:
     """The capture's time and covariates an export's comments state, checked."""
     out: dict[str, Any] = {}
-    if "created_utc" in said:
-        text, line = said["created_utc"], int(said["created_utc_line"])
+    if head.created_utc is not None:
+        text, line = head.created_utc
         try:
             when = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
@@ -123,10 +132,10 @@ def _recorded(p: Path, said: dict[str, str]) -> dict[str, Any]:
             raise csv_error(p, line, f"created_utc={text[:40]!r}: give the time in UTC "
                                      "(ending in Z)")
         out["created_utc"] = text
-    if "covariates" in said:
-        line = int(said["covariates_line"])
+    if head.covariates is not None:
+        text, line = head.covariates
         try:
-            out["covariates"] = checked_covariates(json.loads(said["covariates"]))
+            out["covariates"] = checked_covariates(json.loads(text))
         except ValueError as exc:  # json.JSONDecodeError is one
             raise csv_error(p, line, f"covariates: {one_line_text(exc)} (expected "
                                      '{"temperature_c": 21.5})') from None
@@ -138,7 +147,7 @@ def capture_csv_time(path: str | os.PathLike[str]) -> str | None:
     elsewhere, whose time is unknown."""
     p = Path(path)
     with opened_csv(p, CSV_MAX_BYTES) as (fb, _):
-        return _recorded(p, _said(fb, p)).get("created_utc")
+        return _recorded(p, _head(fb, p)).get("created_utc")
 
 
 def _convention(p: Path, unit: str, zero: str) -> tuple[str, str]:
@@ -334,10 +343,10 @@ def read_capture_csv(
     p = Path(path)
     limits = limits or CaptureLimits()
     with opened_csv(p, *_csv_limit(limits, len(CSV_COLUMNS), max_bytes)) as (fb, size):
-        said = _said(fb, p)
-        recorded = _recorded(p, said)
-        unit, zero = _convention(p, unit or said.get("unit", "rad"),
-                                 zero or said.get("zero", "hanging"))
+        head = _head(fb, p)
+        recorded = _recorded(p, head)
+        unit, zero = _convention(p, unit or head.conventions.get("unit", "rad"),
+                                 zero or head.conventions.get("zero", "hanging"))
         data, index, rate = _read_table(fb, size, p, CSV_COLUMNS, limits, max_bytes, max_rows,
                                         progress, unit)
     _check_convention(p, data[:, 1:3], CSV_COLUMNS[1:], rate, unit, zero, [False, True])
@@ -489,15 +498,15 @@ def read_joint_csv(path: str | os.PathLike[str], *, unit: str | None = None,
     p = Path(path)
     limits = limits or CaptureLimits()
     with opened_csv(p, *_csv_limit(limits, _JOINT_MAX_COLUMNS, CSV_MAX_BYTES)) as (fb, size):
-        said = _said(fb, p)
+        head = _head(fb, p)
         names = _joint_header(fb, p)
         joints = len(names) - 1
         expected = ("t",) + tuple(f"theta{i + 1}" for i in range(max(joints, 1)))
         if not 1 <= joints <= 3 or names != expected:
             raise csv_error(p, None, f"header must be t,theta1[,theta2[,theta3]], got "
                                      f"{_short(','.join(names))}")
-        unit, zero = _convention(p, unit or said.get("unit", "rad"),
-                                 zero or said.get("zero", "upright"))
+        unit, zero = _convention(p, unit or head.conventions.get("unit", "rad"),
+                                 zero or head.conventions.get("zero", "upright"))
         fb.seek(0)
         data, index, rate = _read_table(fb, size, p, names, limits, CSV_MAX_BYTES, None,
                                         progress, unit)
