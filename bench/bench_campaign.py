@@ -4,7 +4,9 @@ run, each a campaign of its own into the same catalog (real SQLite, real HDF5 fi
 
 Goals (issue: campaigns on a cluster): from 1 to 2 Dask workers a speed-up of at least
 1.8x; Dask's overhead per task against the local pool under 5 %. Each backend's start
-(processes spawned, the kernels' cache loaded) is timed apart from its campaign.
+(processes spawned, the kernels' cache loaded) is timed apart from its campaign. A
+campaign hands out the longest expected task first, from the compute times the catalog
+holds: the first round's pool:1 runs in capture order, every later campaign knows them.
 
     python bench/bench_campaign.py [--captures 20] [--duration 35] [--method shooting]
 """
@@ -128,12 +130,13 @@ def main() -> None:
     print(f"Dask's overhead per task against the local pool, one worker each: "
           f"{100 * overhead:+.1f} % (goal < {100 * GOAL_OVERHEAD:g} %); two each: "
           f"{100 * (runs['dask:2'] / runs['pool:2'] - 1):+.1f} %")
-    # what the tasks' own lengths allow two workers, apart from any engine: the campaign
-    # hands them out oldest capture first to whichever worker is free
+    # what the tasks' own lengths allow two workers, apart from any engine, each task to
+    # whichever worker is free: oldest capture first (the first round's order: nothing
+    # known yet), and longest first (what the campaign does once the archive has results)
     seconds = [statistics.median(alone[c]) for c in sorted(alone)]
-    print(f"the tasks' lengths allow two workers at most {_allowed(seconds):.2f}x in the "
-          f"order given ({_allowed(sorted(seconds, reverse=True)):.2f}x longest first; "
-          f"longest {max(seconds):.1f} s of {sum(seconds):.1f} s)")
+    print(f"the tasks' lengths allow two workers at most {_allowed(seconds):.2f}x oldest "
+          f"first, {_allowed(sorted(seconds, reverse=True)):.2f}x longest first (longest "
+          f"{max(seconds):.1f} s of {sum(seconds):.1f} s)")
     _keep_rate()
 
 

@@ -233,6 +233,18 @@ def test_the_cluster_is_named_or_refused_in_one_line():
             parse_cluster(bad)
 
 
+def test_the_local_clusters_workers_leave_their_cores_to_the_fits(cluster):
+    """No stack sampling every 10 ms and no memory trimmed at every free: both took time
+    from the fits (DaskExecutor.start)."""
+    import dask
+
+    def settings():
+        return (dask.config.get("distributed.worker.profile.enabled"),
+                os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+
+    assert list(cluster.client.run(settings).values()) == [(False, None)] * 2
+
+
 def test_slurms_job_script_comes_from_the_cluster_table():
     config = ClusterConfig(queue="short", account="lab42", cores=4, memory="8GB",
                            walltime="02:00:00", job_script_prologue=["module load python/3.11"])
@@ -246,7 +258,9 @@ def test_slurms_job_script_comes_from_the_cluster_table():
         cluster.close()
     for line in ("#SBATCH -p short", "#SBATCH -A lab42", "#SBATCH --cpus-per-task=4",
                  "#SBATCH -t 02:00:00", "module load python/3.11",
-                 'export NUMBA_CACHE_DIR="$TMPDIR/hilrig-numba-cache"'):
+                 'export NUMBA_CACHE_DIR="$TMPDIR/hilrig-numba-cache"',
+                 # no stack sampling taking time from the fits on a busy node
+                 "export DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False"):
         assert line in script
     # one single-threaded worker process per core, scratch on the node's own disk
     assert "--nworkers 4" in script and "--nthreads 1" in script
