@@ -496,6 +496,18 @@ class Catalog:
         rows = self._conn.execute(sql + " ORDER BY r.result_id", args)
         return [ResultRow(**{k: r[k] for k in r.keys()}) for r in rows]
 
+    def compute_times(self, session_id: str | None = None) -> list[tuple[str, str, float]]:
+        """(capture id, method, compute seconds) of every result that has one, oldest first:
+        what a campaign orders its tasks by, without reading the results themselves."""
+        sql = ("SELECT r.capture_id, r.method, r.compute_seconds FROM results r "
+               "JOIN captures c USING (capture_id) WHERE r.compute_seconds IS NOT NULL")
+        args: list[Any] = []
+        if session_id is not None:
+            sql += " AND c.session_id = ?"
+            args.append(session_id)
+        return [(r[0], r[1], float(r[2]))
+                for r in self._conn.execute(sql + " ORDER BY r.result_id", args)]
+
     # -- session results (several captures pooled) -------------------------------------------
     def add_session_result(self, result: SessionResult) -> SessionResultRow:
         """Keep a session's pooled result (a new row each time: a later one supersedes)."""

@@ -121,10 +121,8 @@ def select_tasks(catalog: Catalog, root: Path, selection: Selection
                 methods = [m for m in methods if m in takes]
         tasks += [CampaignTask(row.capture_id, path, m) for m in methods]
     durations = {r.capture_id: r.duration_s for r in rows if r.duration_s is not None}
-    computes = ((r.capture_id, r.method, r.compute_seconds)
-                for r in catalog.results(session_id=selection.session)
-                if r.compute_seconds is not None)
-    return longest_first(tasks, durations, computes), left_out
+    return (longest_first(tasks, durations, catalog.compute_times(selection.session)),
+            left_out)
 
 
 @dataclass
