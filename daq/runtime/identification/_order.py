@@ -1,15 +1,18 @@
 """Which task a campaign hands out first: the longest expected, so no worker is left with a
 long task while the others sit idle at the end.
 
-Handing tasks out longest first (LPT, Graham 1969, "Bounds on multiprocessing timing
-anomalies", SIAM J. Appl. Math. 17) ends within 4/3 - 1/(3m) of the shortest possible
-campaign on m workers; in any other order the bound is 2 - 1/m. A task's cost is predicted
-from what the archive already knows:
+With exact costs and each task handed to the first worker free, handing them out longest
+first (LPT, Graham 1969, "Bounds on multiprocessing timing anomalies", SIAM J. Appl.
+Math. 17) ends within 4/3 - 1/(3m) of the shortest possible campaign on m workers, and
+any order within 2 - 1/m. Here the costs are predictions and a few tasks wait queued
+ahead of the workers, so the bound holds only roughly. A task's cost is predicted from
+what the archive already knows:
 
 1. the compute time of the same capture and method, kept by an earlier identification
    (every capture of a session has its live result);
 2. otherwise the capture's duration times the method's median cost per second of capture
-   (any method's, where this one has never run);
+   (any method's, where this one has never run; with nothing known at all, the duration
+   alone);
 3. otherwise the median of the predictions made, so an unknown task sits in the middle.
 
 Equal predictions keep the order they came in (the oldest capture first).
@@ -49,14 +52,17 @@ def longest_first(tasks: Sequence[T], durations: dict[str, float],
         if durations.get(capture_id, 0) > 0:
             rates.setdefault(method, []).append(seconds / durations[capture_id])
     every = [r for per in rates.values() for r in per]
-    rate = {m: statistics.median(r) for m, r in rates.items()}
-    fallback = statistics.median(every) if every else 1.0
+    rate: dict[str, float | None] = {m: statistics.median(r) for m, r in rates.items()}
+    # no rate at all: with nothing known, the durations alone order the tasks; with compute
+    # times known but none beside a duration, a duration is no prediction in seconds
+    fallback = statistics.median(every) if every else (None if known else 1.0)
 
     def predicted(task: T) -> float | None:
         if (task.capture_id, task.method) in known:
             return known[task.capture_id, task.method]
         duration = durations.get(task.capture_id, 0)
-        return duration * rate.get(task.method, fallback) if duration > 0 else None
+        per_second = rate.get(task.method, fallback)
+        return duration * per_second if duration > 0 and per_second is not None else None
 
     costs = [predicted(t) for t in tasks]
     made = [c for c in costs if c is not None]

@@ -68,7 +68,9 @@ CHOSEN_RESTART_EXCESS = 1.3
 #: turn only while the fit stays above the noise
 RESTART_OMEGA_T = (1e-1, 3e-3, 1e-3, 3e-2)
 #: the hump a joint's Brown-McPhee law is started with from a Coulomb + viscous fit,
-#: mu_s / mu_d (Table III: 1.5 on the pendulum, 2.2 on the arm)
+#: mu_s / mu_d: a clear hump inside the range real rigs show (the Monte Carlo draws 0.8-3;
+#: Table III has 1.2 and 1.17; the capture that asked for this step, 1.54). The BIC judges
+#: the trial as it judged the Coulomb + viscous fit: step 2 switches only where it wins
 HUMP_START = 1.5
 
 

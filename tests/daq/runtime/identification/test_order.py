@@ -52,6 +52,20 @@ def test_a_method_never_run_on_a_capture_is_predicted_from_its_duration() -> Non
     assert _ids(longest_first(new, durations, computes)) == ["C/n", "B/n", "A/n"]
 
 
+def test_with_nothing_known_the_longest_capture_goes_first() -> None:
+    tasks = [Task("A", "m"), Task("B", "m"), Task("C", "m")]
+    durations = {"A": 20.0, "B": 60.0, "C": 35.0}
+    assert _ids(longest_first(tasks, durations, [])) == ["B/m", "C/m", "A/m"]
+
+
+def test_a_duration_with_no_rate_to_turn_it_into_seconds_predicts_nothing() -> None:
+    # compute times known only of captures without a duration: C's 100 s of capture say
+    # nothing in seconds of compute, so C sits in the middle, not first
+    tasks = [Task("A", "m"), Task("B", "m"), Task("C", "m")]
+    computes = [("A", "m", 1.0), ("B", "m", 9.0)]
+    assert _ids(longest_first(tasks, {"C": 100.0}, computes)) == ["B/m", "C/m", "A/m"]
+
+
 def test_nothing_known_keeps_the_order_given_and_an_unknown_task_sits_in_the_middle() -> None:
     tasks = [Task("A", "m"), Task("B", "m"), Task("C", "m")]
     assert longest_first(tasks, {}, []) == tasks
