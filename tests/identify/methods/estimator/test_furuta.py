@@ -401,7 +401,8 @@ def test_a_joint_left_without_its_hump_above_the_noise_gets_brown_mcphee_again_f
     fit stayed at 3.8 times the noise, under the restarts' threshold, and lost to Coulomb
     + viscous with drag at 1.35 times it, mu_d1 +4.5 % and mu_v1 -5.3 % with intervals
     missing the truth (the session's pooling then called it an outlier: a false alarm).
-    Brown-McPhee started from that fit with a hump wins by a BIC 30,000 lower."""
+    Brown-McPhee started from that fit with a hump wins by a BIC 30,000 lower, and the
+    drag that stood in for the hump (the capture has none) is then taken away."""
     session = simulated_session(np.random.default_rng(100_014), NOMINAL, TABLE_III_TRUTH, 4)
     truth = session.friction
     r = identify(session.captures[3].measurement, "shooting")
@@ -410,8 +411,10 @@ def test_a_joint_left_without_its_hump_above_the_noise_gets_brown_mcphee_again_f
             if t.get("laws") == ["brown-mcphee", "coulomb-viscous"] and "bic" in t]
     assert lost and r.diagnostics["residual_over_noise"]["pendulum"] < min(
         t["residual_over_noise"]["pendulum"] for t in lost)
+    assert not r.diagnostics["extra_terms"]
     for name in ("mu_d1", "mu_v1"):
-        assert abs(r.parameters[name].value / getattr(truth, name) - 1) < 0.02, name
+        p, true = r.parameters[name], getattr(truth, name)
+        assert abs(p.value / true - 1) < 0.02 and p.ci95[0] <= true <= p.ci95[1], name
 
 
 def test_a_first_fit_far_above_the_noise_for_want_of_drag_is_restarted_with_drag_first():
