@@ -54,6 +54,8 @@ UNRESOLVED_SHARE = 0.1
 NEAR_ZERO_RAD_S = 0.05
 
 
+#: the arm's cable: a spring and its rest angle, fitted together
+CABLE = ("spring0", "spring_rest0")
 #: a joint's friction laws (_problem.LAWS)
 COULOMB, STRIBECK = "coulomb-viscous", "brown-mcphee"
 #: the first fit this far above the noise is restarted from these omega_t (rad/s)
@@ -198,7 +200,7 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
             skipped.append({"extra_terms": ["drag1"], "chosen": False, "score": stat,
                             "not_fitted": not_fitted_note(stat, 1, rows)})
     if fit.excess[0] > ADEQUATE_EXCESS:
-        cable = ("spring0", "spring_rest0")
+        cable = CABLE
         asked += [cable, ("drag1", *cable)] if not fit.extras else [(*fit.extras, *cable)]
     best = fit
     for extras in asked:
@@ -246,7 +248,7 @@ def _hump_again(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
 
 
 #: the extra terms step 3 adds, each taken away whole
-_TERM_GROUPS = (("drag1",), ("spring0", "spring_rest0"))
+_TERM_GROUPS = (("drag1",), CABLE)
 
 
 def _without_stand_ins(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
