@@ -3,6 +3,7 @@
 The bottom layer of identify: it imports nothing from the other identify subpackages.
 """
 
+from ._arrow import Arrow
 from ._block_jacobian import BlockJacobian
 from ._least_squares import (
     POOR_FACTOR,
@@ -26,7 +27,7 @@ from ._mittag_leffler import (
 from ._modified_simplex import initial_points, modified_simplex
 
 __all__ = [
-    "ML3_T_MAX", "ML3_T_MIN", "POOR_FACTOR", "REMAINING_CHI2", "BlockJacobian", "LMResult",
+    "ML3_T_MAX", "ML3_T_MIN", "POOR_FACTOR", "REMAINING_CHI2", "Arrow", "BlockJacobian", "LMResult",
     "LinearFit",
     "LseiSolution",
     "group_variances", "group_weighted_least_squares", "hac_covariance", "initial_points",

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._arrow import Arrow
+
 
 @dataclass
 class BlockJacobian:
@@ -28,6 +30,12 @@ class BlockJacobian:
     def width(self) -> int:
         """State columns per segment."""
         return int(self.blocks[0][2].shape[1]) if self.blocks else 0
+
+    @property
+    def arrow(self) -> Arrow | None:
+        """J^T J's pattern: the global variables, then a block per segment (None: no
+        segment)."""
+        return Arrow(self.n_global, self.width) if self.width else None
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -33,6 +33,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ._arrow import Arrow
+
 #: chi^2 the linear model may still promise where a small step or drop stops the fit, in
 #: units of the residuals' variance s^2: about one standard error of movement along the
 #: step (see the module's docstring)
@@ -40,7 +42,10 @@ REMAINING_CHI2 = 1.0
 
 
 class JacobianOperator(Protocol):
-    """A Jacobian kept in a structure of its own (blocks): what the normal equations need."""
+    """A Jacobian kept in a structure of its own (blocks): what the normal equations need.
+    One whose J^T J has an arrow pattern (multiple shooting: the rig's columns and each
+    segment's) may say so with an `arrow` attribute (an Arrow, or None): the steps and
+    standard errors are then solved through it."""
 
     def gram(self) -> np.ndarray: ...  # J^T J
 
@@ -53,14 +58,28 @@ def _normal(j: Any, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return j.gram(), j.rmatvec(r)
 
 
-def _promised(a: np.ndarray, g: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
-              ) -> float:
+def _solve(a: np.ndarray, rhs: np.ndarray, arrow: Arrow | None) -> np.ndarray:
+    return arrow.solve(a, rhs) if arrow is not None else np.linalg.solve(a, rhs)
+
+
+def _inverse_diagonal(a: np.ndarray, arrow: Arrow | None) -> np.ndarray:
+    if arrow is not None:
+        return arrow.inverse_diagonal(a)
+    return np.diag(np.linalg.pinv(a, hermitian=True))
+
+
+def _promised(a: np.ndarray, g: np.ndarray, x: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+              arrow: Arrow | None = None) -> float:
     """The chi^2 a whole Gauss-Newton step promises to take off, g^T A^-1 g, over the
     variables not held at a bound the descent pushes them against."""
     held = ((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0))
     free = ~held
     gf = g[free]
-    return float(gf @ (np.linalg.pinv(a[np.ix_(free, free)], hermitian=True) @ gf))
+    af = a[np.ix_(free, free)] if held.any() else a
+    if arrow is not None and not held[arrow.head:].any():
+        return float(gf @ Arrow(arrow.head - int(held.sum()), arrow.width)
+                     .solve(af, gf, pseudo=True))
+    return float(gf @ (np.linalg.pinv(af, hermitian=True) @ gf))
 
 
 @dataclass
@@ -98,6 +117,7 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
     r = fun(x)
     cost = 0.5 * float(r @ r)
     j = jac(x, r)
+    arrow: Arrow | None = getattr(j, "arrow", None)
     nfev, njev = 1, 1
     lam, nu = lam0, 2.0
     message, success = "maximum iterations reached", False
@@ -113,7 +133,7 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
         d = np.maximum(np.diag(a), 1e-9 * max(float(np.max(np.diag(a))), 1e-300))
         try:
             with np.errstate(over="ignore", invalid="ignore"):
-                step = np.linalg.solve(a + lam * np.diag(d), -g)
+                step = _solve(a + lam * np.diag(d), -g, arrow)
         except np.linalg.LinAlgError:
             step = np.full_like(x, np.nan)
         if not np.all(np.isfinite(step)):
@@ -152,8 +172,7 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
                 break
             continue
         drop = cost - cost_new
-        sigma = np.sqrt(np.clip(np.diag(np.linalg.pinv(a, hermitian=True)) * 2 * cost_new / dof,
-                                1e-300, None))
+        sigma = np.sqrt(np.clip(_inverse_diagonal(a, arrow) * 2 * cost_new / dof, 1e-300, None))
         x, r, cost, j, a, g = x_new, r_new, cost_new, j_new, a_new, g_new
         # a good linear model (rho near 1) earns a near Gauss-Newton step next time
         lam = max(lam * (0.1 if rho > 0.75 else 0.5 if rho > 0.25 else 2.0), 1e-15)
@@ -166,7 +185,8 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
         # a damped step is small too: stop only where the linear model agrees
         # in units of the residuals' own variance s^2, as the standard errors above: a
         # model the data outgrow (residuals above the noise) has larger ones
-        if (small_step or small_drop) and (remaining_chi2 is None or _promised(a, g, x, lo, hi)
+        if (small_step or small_drop) and (remaining_chi2 is None
+                                           or _promised(a, g, x, lo, hi, arrow)
                                            < remaining_chi2 * 2 * cost / dof):
             message = (f"steps below {sigma_tol:g} standard errors" if small_step
                        else f"chi^2 drop below {chi2_tol:g}")

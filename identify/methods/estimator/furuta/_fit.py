@@ -30,7 +30,7 @@ import numpy as np
 from ...._progress import Progress
 from ....model import QUANTUM, quantisation_rms
 from ....signal import Decimated, Measurement, decimate, motion_start, point_values
-from ....solvers import REMAINING_CHI2, levenberg_marquardt
+from ....solvers import REMAINING_CHI2, Arrow, levenberg_marquardt
 from ..._joint_regression import regression_estimate
 from ..._pipeline import GENERIC_START, START_MU_S_OVER_MU_D
 from .._stages import (
@@ -117,6 +117,16 @@ class _Restricted:
 
     def __init__(self, j: BlockJacobian, free: np.ndarray) -> None:
         self.j, self.free = j, free
+
+    @property
+    def arrow(self) -> Arrow | None:
+        """The pattern of the columns seen, where they are the last of the global
+        variables and every segment's (a fit of all, or of the states alone)."""
+        n, first = self.j.shape[1], int(self.free[0]) if self.free.size else 0
+        whole = self.free.size == n - first and bool(np.all(np.diff(self.free) == 1))
+        if not (whole and first <= self.j.n_global and self.j.width):
+            return None
+        return Arrow(self.j.n_global - first, self.j.width)
 
     def gram(self) -> np.ndarray:
         return self.j.gram()[np.ix_(self.free, self.free)]
