@@ -182,8 +182,12 @@ def main() -> None:
             pool_s.append(seconds)
             verdicts[kind][rec["verdict"]] += 1
             tally[kind].append(rec)
+            if out:
+                out.write(json.dumps(rec) + "\n")
             if rec["verdict"] != {"steady": "no drift", "drift": "drift"}.get(kind, ""):
                 print(f"{kind} {s}: {rec['summary']}")
+        if out:
+            out.close()
         _report(args, plan, verdicts, tally, single_s, pool_s, time.perf_counter() - t_all)
         return
     with mp.get_context("spawn").Pool(args.workers) as pool:
