@@ -322,15 +322,10 @@ def _refined(fit: ShootingFit) -> ShootingFit:
     w = old.n_rig + len(old.friction_names)
     with np.errstate(invalid="ignore"):  # widths that all but vanished
         lost = np.sqrt(np.abs(np.diag(fine.cov)[:w])) < 1e-3 * np.sqrt(np.abs(np.diag(fit.cov)[:w]))
-    # a friction or extra term the motion no longer feels has an infinite variance by
-    # design (finish: its diagonal entry), which the result reports as not identified. Taken
-    # for an overflow, it kept the coarse fit: a drift session's arm (omega_t 4.2e-4 rad/s)
-    # stayed at 6.0 times the noise through nine more models (111 s), where the finer floor
-    # had reached 0.46 and a BIC 83,000 lower
-    cov = fine.cov.copy()
-    by_design = np.isposinf(np.diag(cov))
-    by_design[:old.n_rig] = False
-    cov[by_design, by_design] = 0.0
+    # an extra term the motion no longer feels has an infinite variance by design (finish)
+    keep = np.ones(fine.cov.shape[0], dtype=bool)
+    keep[old.n_global - len(old.extras):old.n_global] = False
+    cov = fine.cov[np.ix_(keep, keep)]
     if not (np.all(np.isfinite(cov)) and not lost.any() and np.all(np.isfinite(fine.z))
             and fine.bic <= fit.bic):
         return fit

@@ -417,29 +417,6 @@ def test_a_joint_left_without_its_hump_above_the_noise_gets_brown_mcphee_again_f
         assert abs(p.value / true - 1) < 0.02 and p.ci95[0] <= true <= p.ci95[1], name
 
 
-def test_a_finer_floor_fit_with_a_term_it_no_longer_feels_replaces_the_coarse_one():
-    """A session's capture whose arm has its transition at 4.2e-4 rad/s (mu_s / mu_d 2.85),
-    below the coarse floor: there the arm stays at 4-6 times the noise. On the finer floor
-    it comes to the noise, with a term run down to where the motion no longer feels it,
-    whose variance is infinite by design (not identified). That infinity was taken for
-    an overflow of the sensitivities and the coarse fit kept: in a pooled session, nine
-    more models (111 s) and the capture left out as inadequate."""
-    import hilrig.identify.methods.estimator.furuta._select as select
-    from hilrig.identify.methods.estimator.furuta import fit_shooting
-
-    # bench_session_pooled's drift session 4 (seed 1), its capture 04
-    session = simulated_session(np.random.default_rng(100_007), NOMINAL, TABLE_III_TRUTH, 10,
-                                8.0, drift_per_hour={"mu_v1": 0.1 / 8})
-    coarse = fit_shooting(session.captures[4].measurement)
-    assert coarse.excess[0] > 2 * select.CHOSEN_RESTART_EXCESS
-    fine = select._refined(coarse)
-    assert fine is not coarse and fine.problem.floor == select.FINE_FLOOR
-    assert np.isposinf(np.diag(fine.cov)).any()
-    assert fine.excess.max() < 1.0 and fine.bic < coarse.bic
-    k = fine.problem.friction_index("mu_d0")
-    assert abs(math.exp(float(fine.z[k])) / session.friction.mu_d0 - 1) < 0.02
-
-
 def test_a_first_fit_far_above_the_noise_for_want_of_drag_is_restarted_with_drag_first():
     """Capture 14 of bench_coverage's seed 1 (pendulum drag 1.9e-5 N m s^2, its transition
     at 1.3e-4 rad/s): the first fit, without drag and refined on the fine floor, leaves
