@@ -42,7 +42,15 @@ from .._stages import (
     unseen,
 )
 from ._prior import RIG_VARIABLES, RigPrior
-from ._problem import FRICTION_FREE, BlockJacobian, Segments, ShootingProblem, friction_bounds
+from ._problem import (
+    COARSE_FLOOR,
+    FINE_FLOOR,
+    FRICTION_FREE,
+    BlockJacobian,
+    Segments,
+    ShootingProblem,
+    friction_bounds,
+)
 
 SEGMENT_S = 4.0
 SHORT_SEGMENT_S = 1.0
@@ -91,8 +99,8 @@ class ShootingFit:
         return np.asarray(self.residual_rms / self.noise)
 
 
-def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START["omega_t"]
-                    ) -> np.ndarray:
+def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START["omega_t"],
+                    floor: float = COARSE_FLOOR[0]) -> np.ndarray:
     """mu_d, mu_s, mu_v, omega_t per joint: the regression where it works."""
     regs = regression_estimate(d, m.rig)
     out = []
@@ -100,7 +108,7 @@ def _friction_start(d: Decimated, m: Measurement, omega_t: float = GENERIC_START
         mu_d = jr.mu_d if np.isfinite(jr.mu_d) and jr.mu_d > 0 else GENERIC_START["mu_d"]
         mu_v = jr.mu_v if np.isfinite(jr.mu_v) and jr.mu_v > 0 else GENERIC_START["mu_v"]
         out += [mu_d, START_MU_S_OVER_MU_D * mu_d, mu_v, omega_t]
-    lo, hi = friction_bounds()
+    lo, hi = friction_bounds(floor)
     return np.clip(np.array(out), lo * 1.01, hi * 0.99)
 
 
@@ -237,6 +245,8 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     extra terms and states), with other extra terms or laws: then only the last stage
     runs. friction: with warm, the start of the friction (8, FRICTION_FREE order) where
     it is not the warm fit's own (a law that adds terms starts them off their null).
+    omega_t_start below the coarse floor: the fit is on the finer one (FINE_FLOOR), where
+    that start is a start and not the floor again.
     """
     if warm is not None:
         problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
@@ -253,11 +263,14 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     if np.all(sigma <= AT_FLOOR * quantisation_rms(quantum)):
         d = point_values(decimate(m, t_start, FLOOR_RATE_HZ), m.rate_hz)
         sigma = noise_sigma(d, quantum)
+    floor = FINE_FLOOR if omega_t_start < COARSE_FLOOR[0] else COARSE_FLOOR
     # short segments first: a rig or friction far from the truth cannot make a phase slip
     # within one second, so the fit finds the right valley (roughly: the next stage refines)
     short = Segments.cut(d, SHORT_SEGMENT_S, overlap_s)
-    problem = ShootingProblem(d, prior, short, sigma, extras, progress, laws=laws)
-    z = np.concatenate([problem.global_start(_friction_start(d, m, omega_t_start)),
+    problem = ShootingProblem(d, prior, short, sigma, extras, progress, laws=laws,
+                              floor=floor)
+    z = np.concatenate([problem.global_start(_friction_start(d, m, omega_t_start,
+                                                             floor[0])),
                         segment_states(d, short).ravel()])
     n_g = problem.n_global
     # the substeps where the simulated motion needs them: a noisy capture's own
@@ -276,7 +289,8 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     while every > 1 and short.count > every:
         keep = np.arange(0, short.count, every)
         seg = Segments.starting(d, short.start[keep], overlap_s)
-        merged = ShootingProblem(d, prior, seg, sigma, extras, progress, laws=laws)
+        merged = ShootingProblem(d, prior, seg, sigma, extras, progress, laws=laws,
+                                 floor=floor)
         z_merged = np.concatenate([z[:n_g], problem.states(z)[keep].ravel()])
         merged.reschedule(z_merged)
         z_m, res_m = fit_free(merged, z_merged, np.arange(z_merged.size), 40, sigma_tol=0.1)

@@ -68,7 +68,8 @@ RESTART_EXCESS = 5.0
 CHOSEN_RESTART_EXCESS = 1.3
 #: about a factor 3 apart around the first start, 1e-2: a noisy-sensor capture's arm
 #: stayed at 4.3 times the noise from 1e-1 and 1e-3 and reached 1.1 from 3e-3; tried in
-#: turn only while the fit stays above the noise
+#: turn only while the fit stays above the noise. 1e-3 lies below the coarse floor: that
+#: start is fitted on the finer one (fit_shooting)
 RESTART_OMEGA_T = (1e-1, 3e-3, 1e-3, 3e-2)
 #: the hump a joint's Brown-McPhee law is started with from a Coulomb + viscous fit,
 #: mu_s / mu_d: a clear hump inside the range real rigs show (the Monte Carlo draws 0.8-3;

@@ -216,6 +216,26 @@ def test_an_arm_transition_sharper_than_the_fit_resolves_leaves_its_viscous_term
     assert r.parameters["mu_v1"].value == pytest.approx(friction.mu_v1, rel=0.02)
 
 
+def test_a_restart_from_below_the_coarse_floor_is_fitted_on_the_finer_one():
+    """RESTART_OMEGA_T's 1e-3 lies below the coarse floor (2.5e-3 rad/s): fitted there it
+    was the floor again, the start 3e-3 twice. It is fitted on the finer floor, where a
+    transition sharper than the coarse floor can be followed (bench_coverage seed 1's
+    capture 19, drag and a cable: the arm from 1.39 to 0.76 times the noise, mu_v1 +2.7
+    to +0.5 %, in 45 s instead of 75)."""
+    import hilrig.identify.methods.estimator.furuta._select as select
+    from hilrig.identify.methods.estimator.furuta import fit_shooting
+
+    friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-4})
+    m = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
+                          Realism(seed=3, jitter_counts=1), rest_s=0.5).measurement
+    coarse = fit_shooting(m, omega_t_start=3e-3)
+    below = fit_shooting(m, omega_t_start=1e-3)
+    assert coarse.problem.floor == COARSE_FLOOR and below.problem.floor == select.FINE_FLOOR
+    k = below.problem.friction_index("omega_t0")
+    assert math.exp(float(below.z[k])) < COARSE_FLOOR[0]
+    assert below.excess[0] < coarse.excess[0]
+
+
 def _drawn(name: str):
     """A capture of bench_coverage rebuilt from its own draws, kept to the digit in
     tests/data/bench_draws.json (rounded, a fit may take another path): the rig told and
