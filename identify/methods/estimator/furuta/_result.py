@@ -23,8 +23,9 @@ from ....results import IdentificationResult, ParameterEstimate, Response, fit_p
 from ....signal import Measurement
 from ..._names import ESTIMATOR
 from ..._pipeline import FN_T, FN_T_NOTE
-from .._stages import at_bound, excess_warning, standard_error, widening
+from .._stages import excess_warning, standard_error, widening
 from .._verdict import STRIBECK_NOTE, judged
+from ._extras import EXTRA_NOTES, extra_estimates
 from ._fit import ShootingFit
 from ._prior import RIG_VARIABLES, RigPrior
 from ._problem import FRICTION_FREE, friction_bounds
@@ -115,49 +116,12 @@ def _left_out(name: str, laws: tuple[str, str], fit: ShootingFit,
     return note + "; the fit simulates with the value assumed"
 
 
-#: the joint each extra term acts on, whose excess over the noise widens its interval
-_EXTRA_JOINT = {"drag1": 1, "spring0": 0, "spring_rest0": 0}
-#: what each extra term is, said with its value among the rig quantities
-_EXTRA_NOTES = {"drag1": "the pendulum's air drag (a torque c w|w|)",
-                "spring0": "the arm's cable stiffness (a torque -k (q0 - q_rest))",
-                "spring_rest0": "the arm's cable rest angle"}
-
-
-def _extra_estimates(fit: ShootingFit) -> dict[str, dict[str, Any]]:
-    """The extra terms fitted (logs for drag and spring), each under the friction's rule
-    (estimator._verdict.judged): its interval widened by its joint's model error, and not
-    identified where the fit ran to a bound, the motion no longer feels it (a drag run
-    down to 5.7e-10 came out with an interval of +-0.001 %) or the interval is too wide."""
-    p = fit.problem
-    lo, hi = p.bounds()
-    out: dict[str, dict[str, Any]] = {}
-    first = p.n_global - len(p.extras)
-    for k, name in enumerate(p.extras):
-        i = first + k
-        sd = standard_error(fit.cov, i) * float(widening(fit.excess)[_EXTRA_JOINT[name]])
-        if name == "spring_rest0":
-            v = float(fit.z[i])
-            est, unit = judged(v, sd, log=False), "rad"
-        else:
-            v = math.exp(float(fit.z[i]))
-            est = judged(v, sd, log=True,
-                         at_bound=at_bound(float(fit.z[i]), float(lo[i]), float(hi[i])))
-            unit = "N m s^2" if name == "drag1" else "N m/rad"
-        # an interval the data leave unbounded (an infinite variance: a term the motion
-        # no longer feels) is no interval: JSON has no infinity, and a result holding one
-        # did not read back
-        ci = est.ci95 if est.ci95 and all(map(math.isfinite, est.ci95)) else None
-        out[name] = {"value": v, "ci95": None if ci is None else [ci[0], ci[1]],
-                     "unit": unit, "identifiable": est.identifiable, "note": est.note}
-    return out
-
-
 def _extra_rig_estimates(extras: dict[str, dict[str, Any]]) -> dict[str, ParameterEstimate]:
     """The extra terms the fit chose, as rig quantities with their intervals: a term the
     diagnostics switched on is a finding about the rig, not a footnote."""
     out = {}
     for name, e in extras.items():
-        what = f"{e['unit']}; {_EXTRA_NOTES[name]}, a term the diagnostics chose"
+        what = f"{e['unit']}; {EXTRA_NOTES[name]}, a term the diagnostics chose"
         ci = None if e["ci95"] is None else (e["ci95"][0], e["ci95"][1])
         if e["identifiable"]:
             out[name] = ParameterEstimate(value=e["value"], ci95=ci, identifiable=True,
@@ -247,7 +211,7 @@ def identify_multiple_shooting(m: Measurement, progress: Progress | None = None,
         m, prior, extras=extras, progress=lambda f, msg: report(0.05 + 0.85 * f, msg))
     report(0.92, "goodness of fit")
     whole, per_segment, response = _stitched_fit(m, fit)
-    chosen_extras = _extra_estimates(fit)
+    chosen_extras = extra_estimates(fit)
     n_rig = len(RIG_VARIABLES) + 1
     diagnostics: dict[str, Any] = {
         "friction_laws": {n: law for n, law in zip(JOINT_NAMES, fit.problem.laws)},
