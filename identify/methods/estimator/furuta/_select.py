@@ -338,8 +338,9 @@ def _refined(fit: ShootingFit) -> ShootingFit:
     # stayed at 6.0 times the noise through nine more models (111 s), where the finer floor
     # had reached 0.46 and a BIC 83,000 lower
     cov = fine.cov.copy()
-    by_design = np.isposinf(np.diag(cov))
-    by_design[:old.n_rig] = False
+    by_design = np.zeros(cov.shape[0], dtype=bool)
+    terms = slice(old.n_rig, old.n_global)  # where finish sets it: no state, no rig
+    by_design[terms] = np.isposinf(np.diag(cov))[terms]
     cov[by_design, by_design] = 0.0
     if not (np.all(np.isfinite(cov)) and not lost.any() and np.all(np.isfinite(fine.z))
             and fine.bic <= fit.bic):
