@@ -39,7 +39,8 @@ Fault knobs (times in seconds of wall clock since the device's **first START**):
 * ``vanish=(T, S)``: the pty is closed at T (the port disappears, the symlink is
   removed) and a new pty appears S seconds later (the symlink points at it again).
   The board stays powered: same boot_id, the stream goes on, frames meanwhile are
-  dropped by the device.
+  dropped by the device. The port closes once the host has read what the kernel held
+  (up to 0.5 s): what is lost with it is the board's unsent buffer, known exactly.
 * ``latch=True``: the board has a release output (protocol 1.1): the rig stays held at
   its pose until the host sends RELEASE, which lets it go at the next sample made and
   is answered with that sample's device index (`record.releases`).
@@ -158,6 +159,7 @@ class FirmwareEmulator:
         self._reset_done = False
         self._vanish_done = False
         self._merge_next = False
+        self._cut = False
         self._overrun_pending = False
         self._t_flood: float | None = None
         self._fifo_frames = max(1, int(cfg.fifo_s * cfg.rate_hz) // cfg.samples_per_frame)
@@ -243,6 +245,7 @@ class FirmwareEmulator:
         tty.setraw(slave)  # the device side: no echo, no line editing, 8-bit clean
         os.set_blocking(master, False)
         self._master, self._slave = master, slave
+        self._cut = False
         self.pty_path = os.ttyname(slave)
         self.record.ports.append(self.pty_path)
         link = self.config.link
@@ -258,14 +261,38 @@ class FirmwareEmulator:
         self._decoder = StreamDecoder()
         self._event(f"pty {self.pty_path}" + (f" (link {link})" if link else ""))
 
+    def _unread(self) -> int:
+        """Bytes the kernel holds on the host's side of the pty, not yet read."""
+        if self._slave is None:
+            return 0
+        try:
+            return struct.unpack("i", fcntl.ioctl(self._slave, termios.FIONREAD,
+                                                  b"\0\0\0\0"))[0]
+        except OSError:
+            return 0
+
+    def _await_drained(self, quiet_s: float = 0.02, limit_s: float = 0.5) -> None:
+        """Stop writing and wait (at most `limit_s`) until the host has read the kernel's
+        buffer and it has stayed empty for `quiet_s`.
+
+        What a vanished port loses is then what the board had not written (its transmit
+        buffer, recorded exactly), not bytes the kernel held: the count of those is a
+        race with the host's reads (and the pty's flip buffer is not in FIONREAD), and a
+        test instrument must know what it lost.
+        """
+        t_end = time.monotonic() + limit_s
+        quiet_since: float | None = None
+        while (now := time.monotonic()) < t_end:
+            if self._unread():
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= quiet_s:
+                return
+            time.sleep(0.002)
+
     def _close_pty(self) -> None:
-        unread = 0
-        if self._slave is not None:  # bytes the host had not read: gone with the port
-            try:
-                unread = struct.unpack("i", fcntl.ioctl(self._slave, termios.FIONREAD,
-                                                        b"\0\0\0\0"))[0]
-            except OSError:
-                unread = 0
+        unread = self._unread()  # bytes the host had not read: gone with the port
         self._lose_from(self._written - unread, "vanished")
         if self.config.link:
             try:
@@ -397,12 +424,13 @@ class FirmwareEmulator:
             self._lose_from(self._written, "reset")
             self._out.clear()  # the board's RAM is gone
             self._new_boot()
-            self._merge_next = False
+            self._merge_next = self._cut  # a frame cut short swallows the next one sent
             self._overrun_pending = False
             self._event(f"reset: boot {was:016x} -> {self._boot_id:016x}")
         if cfg.vanish is not None and not self._vanish_done and t >= cfg.vanish[0]:
             self._vanish_done = True
             self._event(f"vanish: {self.pty_path} closed for {cfg.vanish[1]:g} s")
+            self._await_drained()
             self._close_pty()
             self._vanished_until = now + cfg.vanish[1]
         if self._vanished_until is not None and now >= self._vanished_until:
@@ -630,6 +658,8 @@ class FirmwareEmulator:
         except OSError as exc:
             log.debug("emulator write failed: %s", exc)
             return
+        if n:
+            self._cut = self._out[n - 1] != 0  # the pty holds a frame's head, no delimiter
         del self._out[:n]
         self._written += n
         # a frame written 1 MiB ago has long been read or spoiled: no need to track it

@@ -13,9 +13,11 @@ closed up: a later block starts past the previous one's end, the gap is added to
 `stats.lost_samples` and listed in `stats.gaps`.
 
 Faults. A vanished port (read error, EOF) or a stalled stream (no valid frame for
-`timeout_s`) is logged once (WARNING, logger "hilrig.serial", port and reason), the
-port is closed and reopened with exponential backoff (`backoff` = first and longest
-delay), and the stream resumes after a new handshake:
+`timeout_s`, with nothing left unread: a silence with bytes waiting is this host reading
+late, counted in `stats.late_reads`, and they are read first) is logged once (WARNING,
+logger "hilrig.serial", port and reason), the port is closed and reopened with
+exponential backoff (`backoff` = first and longest delay), and the stream resumes after
+a new handshake:
 
 * same boot_id and the device still streaming (START answered NAK 3, "not now"): the
   stream is resumed as it is, so the gap is exact (device index difference);
@@ -149,6 +151,7 @@ class SerialBridge:
         self._replies: dict[int, asyncio.Future[Ack | Nak]] = {}
         self._handshake_raw = bytearray()  # bytes seen during the handshake (version byte)
         self._last_rx = 0.0
+        self._late_rx = -1.0  # _last_rx when a silence was last found to be a late read
         # index mapping
         self._host_next = 0  # host index of the next sample
         self._dev_next: int | None = None  # expected next device index (u32); None: anchor
@@ -218,6 +221,17 @@ class SerialBridge:
                 continue
             now = time.monotonic()
             silent = now - self._last_rx
+            if silent >= self.timeout_s and self._last_rx != self._late_rx \
+                    and self._bytes_waiting():
+                # bytes wait unread: this host was late (busy, descheduled), not the link;
+                # a reconnection now would lose what the board sends meanwhile. Read what
+                # waits first; a silence that outlasts it (line garbage) is a stall.
+                self._late_rx = self._last_rx
+                self.stats.late_reads += 1
+                if self._transport is not None:
+                    self._transport.resume_reading()
+                await asyncio.sleep(max(self.read_interval_s, 0.002))
+                continue
             if silent >= self.timeout_s:
                 self.stats.errors["stalls"] = self.stats.errors.get("stalls", 0) + 1
                 await self._recover(f"no frame for {silent:.1f} s (stalled)")
@@ -231,6 +245,15 @@ class SerialBridge:
                 pass
             if self._part_n and time.monotonic() - self._part_t0 >= self.block_latency_s:
                 self._flush_block()
+
+    def _bytes_waiting(self) -> int:
+        """Bytes the OS holds for this connection, not yet read."""
+        port = self._transport.get_extra_info("serial") if self._transport is not None \
+            else None
+        try:
+            return int(port.in_waiting) if port is not None else 0
+        except (OSError, serial.SerialException):
+            return 0
 
     # -- commands ----------------------------------------------------------------------------
     async def ping(self, token: int = 0x1234_5678) -> float:

@@ -50,6 +50,7 @@ class SerialStats(SourceStats):
     estimated_lost: int = 0
     reconnects: int = 0
     resets: int = 0
+    late_reads: int = 0  # silences of timeout_s with bytes waiting: this host, not a stall
     frames: int = 0  # valid frames received
     bytes_in: int = 0
     flags_seen: int = 0  # OR of every SAMPLES frame's flags
@@ -60,7 +61,8 @@ class SerialStats(SourceStats):
     def health(self) -> dict[str, object]:
         out = super().health()
         out.update(gaps=self.gap_count, estimated_lost=self.estimated_lost,
-                   reconnects=self.reconnects, resets=self.resets, frames=self.frames)
+                   reconnects=self.reconnects, resets=self.resets, frames=self.frames,
+                   late_reads=self.late_reads)
         if self.device is not None:
             d = self.device
             out["device"] = {"clock_us": d.device_us, "samples_taken": d.samples_taken,
