@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,15 +110,28 @@ class EmulatorRecord:
     releases: list[int] = field(default_factory=list)  # device index of every latch release
     events: list[tuple[float, str]] = field(default_factory=list)
     sent: list[SentFrame] = field(default_factory=list)  # every SAMPLES frame handed over
+    # (session, first_sample) of SAMPLES frames in the kernel's buffers when a port vanished
+    # before the host had read them: the pty holds up to tens of kB that FIONREAD does not
+    # count, so whether each reached the host is unknown (neither intact nor spoiled)
+    unsure: list[tuple[int, int]] = field(default_factory=list)
 
     def intact(self, session: int) -> dict[int, np.ndarray]:
         """Device index -> counts of every sample of `session` that reached the host's
         side of the link intact (sent, and not spoiled on the way or lost with the port)."""
         spoiled = {s.first_sample for s in self.spoiled
                    if s.session == session and s.msg_type == MsgType.SAMPLES}
+        spoiled |= {first for sess, first in self.unsure if sess == session}
+        return self._samples(session, lambda first: first not in spoiled)
+
+    def maybe(self, session: int) -> dict[int, np.ndarray]:
+        """Device index -> counts of the samples of `session` in `unsure` frames."""
+        unsure = {first for sess, first in self.unsure if sess == session}
+        return self._samples(session, lambda first: first in unsure)
+
+    def _samples(self, session: int, keep: Callable[[int], bool]) -> dict[int, np.ndarray]:
         out: dict[int, np.ndarray] = {}
         for frame in self.sent:
-            if frame.session == session and frame.first_sample not in spoiled:
+            if frame.session == session and keep(frame.first_sample):
                 for k, row in enumerate(frame.counts):
                     out[(frame.first_sample + k) & 0xFFFFFFFF] = row
         return out
@@ -139,6 +153,7 @@ class EmulatorRecord:
                                   for f, n in zip(self.sent, sizes)], np.int64).reshape(-1, 3),
             sent_counts=(np.concatenate([f.counts for f in self.sent]) if self.sent
                          else np.zeros((0, 2), np.int32)),
+            unsure=np.array(self.unsure, np.int64).reshape(-1, 2),
             frames_sent=np.int64(self.frames_sent), samples_sent=np.int64(self.samples_sent),
             events=np.array([f"{t:.6f} {what}" for t, what in self.events], dtype=np.str_))
 
@@ -157,6 +172,8 @@ class EmulatorRecord:
                 rec.sent.append(SentFrame(int(session), int(first), counts[at:at + n]))
                 at += int(n)
             rec.events = [(float(e.split(" ", 1)[0]), e.split(" ", 1)[1]) for e in d["events"]]
+            if "unsure" in d:  # (a dump of an earlier emulator has none)
+                rec.unsure = [(int(a), int(b)) for a, b in d["unsure"]]
         return rec
 
     def lost_samples(self, session: int = 0) -> list[tuple[int, int]]:

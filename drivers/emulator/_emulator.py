@@ -114,6 +114,9 @@ NAK_UNKNOWN_TYPE, NAK_BAD_PAYLOAD, NAK_NOT_NOW, NAK_RATE = 1, 2, 3, 4
 _LINK_BYTES_PER_S = 102_000  # SPEC 6: 10 kHz, 10 samples per frame
 _STATUS_PAYLOAD = 32  # SPEC 4.2
 _ACK_PAYLOAD = 12  # SPEC 4
+# the most a pty holds beyond what FIONREAD counts (its flip buffer behind a full line
+# discipline: 18 kB measured on Linux 6.18; its limit is 64 KiB)
+_KERNEL_HIDDEN = 65_536
 
 
 def _wire_bytes(payload: int) -> int:
@@ -271,14 +274,15 @@ class FirmwareEmulator:
         except OSError:
             return 0
 
-    def _await_drained(self, quiet_s: float = 0.02, limit_s: float = 0.5) -> None:
+    def _await_drained(self, quiet_s: float = 0.05, limit_s: float = 1.0) -> bool:
         """Stop writing and wait (at most `limit_s`) until the host has read the kernel's
-        buffer and it has stayed empty for `quiet_s`.
+        buffer and it has stayed empty for `quiet_s`; whether it did.
 
         What a vanished port loses is then what the board had not written (its transmit
         buffer, recorded exactly), not bytes the kernel held: the count of those is a
-        race with the host's reads (and the pty's flip buffer is not in FIONREAD), and a
-        test instrument must know what it lost.
+        race with the host's reads (the GIL is let go in the ioctl), and the pty's flip
+        buffer, which FIONREAD does not count, holds tens of kB behind a full line
+        discipline. A test instrument must know what it lost.
         """
         t_end = time.monotonic() + limit_s
         quiet_since: float | None = None
@@ -288,11 +292,16 @@ class FirmwareEmulator:
             elif quiet_since is None:
                 quiet_since = now
             elif now - quiet_since >= quiet_s:
-                return
+                return True
             time.sleep(0.002)
+        return False
 
-    def _close_pty(self) -> None:
+    def _close_pty(self, drained: bool = True) -> None:
         unread = self._unread()  # bytes the host had not read: gone with the port
+        if not drained:  # the host was not reading: the kernel may hold more than FIONREAD
+            known = self._written - unread
+            self.record.unsure += [(f.session, f.first_sample) for end, f in self._in_flight
+                                   if known - _KERNEL_HIDDEN < end <= known]
         self._lose_from(self._written - unread, "vanished")
         if self.config.link:
             try:
@@ -430,8 +439,7 @@ class FirmwareEmulator:
         if cfg.vanish is not None and not self._vanish_done and t >= cfg.vanish[0]:
             self._vanish_done = True
             self._event(f"vanish: {self.pty_path} closed for {cfg.vanish[1]:g} s")
-            self._await_drained()
-            self._close_pty()
+            self._close_pty(drained=self._await_drained())
             self._vanished_until = now + cfg.vanish[1]
         if self._vanished_until is not None and now >= self._vanished_until:
             self._vanished_until = None
