@@ -478,6 +478,30 @@ def test_an_extra_term_not_identified_on_a_joint_already_at_the_noise_is_not_kep
     assert abs(p.value / truth - 1) < 0.02 and p.ci95[0] <= truth <= p.ci95[1]
 
 
+def test_a_restart_that_wins_judges_its_extra_terms_again():
+    """An extra term chosen in the valley a restart leaves may have stood in for the
+    transition there. Here the arm's transition sits at 4.2e-4 rad/s, below the coarse
+    floor, and there is no drag: a fit with drag stuck at the floor is restarted, and the
+    restart that wins keeps the drag unless it is judged again; without it the BIC is
+    lower. (The same rig's 35 s capture: 11.5 times the noise with a drag and a cable,
+    0.81 after the restart with both kept, mu_v1 -0.9 %; judged again 0.72, no extra term,
+    mu_v1 -0.0 %.)"""
+    import hilrig.identify.methods.estimator.furuta._select as select
+    from hilrig.identify.methods.estimator.furuta import fit_shooting
+
+    session = simulated_session(np.random.default_rng(100_007), NOMINAL, TABLE_III_TRUTH, 4,
+                                3.2, duration=15.0, drift_per_hour={"mu_v1": 0.1 / 8})
+    m = session.captures[3].measurement
+    stuck = fit_shooting(m, extras=("drag1",), omega_t_start=0.1)
+    k = stuck.problem.friction_index("omega_t0")
+    assert math.exp(float(stuck.z[k])) == pytest.approx(COARSE_FLOOR[0])  # at the floor
+    fits: list = []
+    best = select._restarted_chosen(m, None, stuck, fits, None)
+    with_drag = [f for f in fits if f.extras == ("drag1",)]
+    assert with_drag and min(f.bic for f in with_drag) < stuck.bic  # a restart won
+    assert best.extras == () and best.bic < min(f.bic for f in with_drag)
+
+
 def test_a_first_fit_far_above_the_noise_for_want_of_drag_is_restarted_with_drag_first():
     """Capture 14 of bench_coverage's seed 1 (pendulum drag 1.9e-5 N m s^2, its transition
     at 1.3e-4 rad/s): the first fit, without drag and refined on the fine floor, leaves
