@@ -23,6 +23,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -515,8 +516,10 @@ async def test_release_on_a_board_without_a_latch_is_a_clear_refusal():
 
 # --------------------------------------- every sample sent intact, at its own index
 
-async def _stream(cfg: EmulatorConfig, seconds: float) -> tuple[list[SampleBlock], object, object]:
-    """The bridge's blocks for `seconds` of a paced emulator; with the emulator's record."""
+async def _stream(cfg: EmulatorConfig, seconds: float, hold: tuple[float, float] | None = None
+                  ) -> tuple[list[SampleBlock], Any, Any]:
+    """The bridge's blocks for `seconds` of a paced emulator; with the emulator's record.
+    hold=(T, S): at T the event loop is held for S seconds, as by a busy host."""
     blocks: list[SampleBlock] = []
     async with FirmwareEmulator(cfg) as emu:
         bridge = SerialBridge(emu.port, timeout_s=0.5, backoff=(0.2, 1.0))
@@ -524,9 +527,19 @@ async def _stream(cfg: EmulatorConfig, seconds: float) -> tuple[list[SampleBlock
             t0 = time.monotonic()
             async for block in bridge.blocks():
                 blocks.append(block)
+                if hold is not None and time.monotonic() - t0 > hold[0]:
+                    time.sleep(hold[1])
+                    hold = None
                 if time.monotonic() - t0 > seconds:
                     break
     return blocks, bridge.stats, emu.record
+
+
+def _host(blocks: list[SampleBlock]) -> tuple[dict[int, np.ndarray], range]:
+    """Host index -> counts of every sample delivered, and the span they lie in."""
+    index = np.concatenate([b.first_index + np.arange(len(b)) for b in blocks])
+    host = dict(zip(index.tolist(), np.concatenate([b.counts for b in blocks])))
+    return host, range(int(index[0]), int(index[-1]) + 1)
 
 
 def _offset(host: dict[int, np.ndarray], span: range, intact: dict[int, np.ndarray]) -> int:
@@ -604,14 +617,13 @@ def _assert_delivered_as_sent(host: dict[int, np.ndarray], span: range,
 async def test_every_sample_sent_intact_is_delivered_at_its_own_index(fault):
     blocks, stats, record = await _stream(EmulatorConfig(seed=17, pose_deg=(0.0, 30.0),
                                                          record_sent=True, **fault), 5.5)
-    index = np.concatenate([b.first_index + np.arange(len(b)) for b in blocks])
-    host = dict(zip(index.tolist(), np.concatenate([b.counts for b in blocks])))
+    host, whole = _host(blocks)
     breaks = [b.first_index for b in blocks if not b.continuous]
     assert len(breaks) == (1 if "reset_at" in fault else 0)
     assert [g.exact for g in stats.gaps].count(False) == len(breaks)
     # segments: the host index range of each device session
-    starts = [int(index[0]), *breaks]
-    ends = [*breaks, int(index[-1]) + 1]
+    starts = [whole.start, *breaks]
+    ends = [*breaks, whole.stop]
     assert len(record.sessions) == len(starts)
     for session, (lo, hi) in enumerate(zip(starts, ends)):
         intact = record.intact(session)
@@ -620,9 +632,9 @@ async def test_every_sample_sent_intact_is_delivered_at_its_own_index(fault):
         _assert_delivered_as_sent(host, span, intact, offset, record, session)
     # a gap is counted when the frame after it arrives, which may still wait in a block
     # the test stopped before reading: only gaps inside the span delivered are compared
-    inside = [g for g in stats.gaps if g.first_index < int(index[-1])]
+    inside = [g for g in stats.gaps if g.first_index < whole.stop - 1]
     exact_lost = sum(g.count for g in inside if g.exact)
-    missing = (int(index[-1]) + 1 - int(index[0]) - len(host)
+    missing = (len(whole) - len(host)
                - sum(g.count for g in inside if not g.exact))
     assert exact_lost == missing  # every sample missing in the span is counted
 
@@ -634,26 +646,11 @@ async def test_every_sample_sent_intact_is_delivered_at_its_own_index(fault):
                             "is delivered at its own index")
 @pytest.mark.timeout(60)
 async def test_a_host_that_reads_late_is_not_a_stalled_link():
-    blocks: list[SampleBlock] = []
-    async with FirmwareEmulator(EmulatorConfig(seed=17, pose_deg=(0.0, 30.0),
-                                               record_sent=True)) as emu:
-        bridge = SerialBridge(emu.port, timeout_s=0.5, backoff=(0.2, 1.0))
-        async with bridge:
-            t0 = time.monotonic()
-            late = False
-            async for block in bridge.blocks():
-                blocks.append(block)
-                if not late and time.monotonic() - t0 > 1.0:
-                    time.sleep(0.8)  # the whole event loop held, as by a busy host
-                    late = True
-                if time.monotonic() - t0 > 2.5:
-                    break
-        stats, record = bridge.stats, emu.record
+    blocks, stats, record = await _stream(EmulatorConfig(seed=17, pose_deg=(0.0, 30.0),
+                                                         record_sent=True), 2.5, hold=(1.0, 0.8))
     assert stats.reconnects == 0 and stats.errors.get("stalls", 0) == 0, stats.errors
     assert stats.late_reads >= 1
-    index = np.concatenate([b.first_index + np.arange(len(b)) for b in blocks])
-    host = dict(zip(index.tolist(), np.concatenate([b.counts for b in blocks])))
-    span = range(int(index[0]), int(index[-1]) + 1)
+    host, span = _host(blocks)
     intact = record.intact(0)
     _assert_delivered_as_sent(host, span, intact, _offset(host, span, intact), record, 0)
     assert len(span) - len(host) == sum(g.count for g in stats.gaps)
@@ -668,27 +665,13 @@ async def test_a_host_that_reads_late_is_not_a_stalled_link():
                             "every other one is counted lost")
 @pytest.mark.timeout(60)
 async def test_a_port_that_vanishes_unread_loses_what_the_kernel_held(tmp_path):
-    blocks: list[SampleBlock] = []
-    # behind a stable name: the host holds the old pty open, so the new one has another
-    async with FirmwareEmulator(EmulatorConfig(seed=17, pose_deg=(0.0, 30.0), record_sent=True,
-                                               vanish=(1.5, 1.0),
-                                               link=str(tmp_path / "ttyHILRIG"))) as emu:
-        bridge = SerialBridge(emu.port, timeout_s=0.5, backoff=(0.2, 1.0))
-        async with bridge:
-            t0 = time.monotonic()
-            held = False
-            async for block in bridge.blocks():
-                blocks.append(block)
-                if not held and time.monotonic() - t0 > 1.2:
-                    time.sleep(1.6)  # the event loop held from about 1.2 s to 2.8 s
-                    held = True
-                if time.monotonic() - t0 > 4.5:
-                    break
-        stats, record = bridge.stats, emu.record
+    # behind a stable name: the host holds the old pty open, so the new one has another;
+    # the event loop held from about 1.2 s to 2.8 s, across the vanish at 1.5 s
+    cfg = EmulatorConfig(seed=17, pose_deg=(0.0, 30.0), record_sent=True, vanish=(1.5, 1.0),
+                         link=str(tmp_path / "ttyHILRIG"))
+    blocks, stats, record = await _stream(cfg, 4.5, hold=(1.2, 1.6))
     assert record.unsure and stats.reconnects == 1
-    index = np.concatenate([b.first_index + np.arange(len(b)) for b in blocks])
-    host = dict(zip(index.tolist(), np.concatenate([b.counts for b in blocks])))
-    span = range(int(index[0]), int(index[-1]) + 1)
+    host, span = _host(blocks)
     intact = record.intact(0)
     offset = _offset(host, span, intact)
     _assert_delivered_as_sent(host, span, intact, offset, record, 0)
