@@ -13,7 +13,8 @@ from typing import Any
 
 __all__ = ["LinkWatch", "error_counts", "grown", "summary_line"]
 
-_COUNTERS = ("lost_samples", "gaps", "reconnects", "resets")
+# late_reads: silences that were this host reading late, not the link (serial bridge)
+_COUNTERS = ("lost_samples", "gaps", "reconnects", "resets", "late_reads")
 
 
 def _signature(health: dict[str, Any]) -> tuple[Any, ...]:
@@ -21,7 +22,8 @@ def _signature(health: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def error_counts(health: dict[str, Any]) -> dict[str, int]:
-    """The counters that can only grow: errors by kind, lost samples, gaps, reconnections."""
+    """The counters that can only grow: errors by kind, lost samples, gaps, reconnections,
+    late reads."""
     counts = {k: int(v) for k, v in health.get("errors", {}).items()}
     for key in _COUNTERS:
         if key in health:
@@ -38,7 +40,7 @@ def summary_line(health: dict[str, Any]) -> str:
     """One line for the terminal: totals of what went wrong on the link so far."""
     errors = health.get("errors", {})
     parts = [f"{health.get('lost_samples', 0)} samples lost"]
-    for key in ("gaps", "reconnects", "resets"):
+    for key in ("gaps", "reconnects", "resets", "late_reads"):
         if health.get(key):
             parts.append(f"{health[key]} {key}")
     parts += [f"{v} {k}" for k, v in errors.items()]
