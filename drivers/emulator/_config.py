@@ -120,13 +120,16 @@ class EmulatorRecord:
         side of the link intact (sent, and not spoiled on the way or lost with the port)."""
         spoiled = {s.first_sample for s in self.spoiled
                    if s.session == session and s.msg_type == MsgType.SAMPLES}
-        spoiled |= {first for sess, first in self.unsure if sess == session}
+        spoiled |= self._unsure(session)
         return self._samples(session, lambda first: first not in spoiled)
 
     def maybe(self, session: int) -> dict[int, np.ndarray]:
         """Device index -> counts of the samples of `session` in `unsure` frames."""
-        unsure = {first for sess, first in self.unsure if sess == session}
+        unsure = self._unsure(session)
         return self._samples(session, lambda first: first in unsure)
+
+    def _unsure(self, session: int) -> set[int]:
+        return {first for sess, first in self.unsure if sess == session}
 
     def _samples(self, session: int, keep: Callable[[int], bool]) -> dict[int, np.ndarray]:
         out: dict[int, np.ndarray] = {}

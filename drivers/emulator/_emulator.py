@@ -40,7 +40,8 @@ Fault knobs (times in seconds of wall clock since the device's **first START**):
   removed) and a new pty appears S seconds later (the symlink points at it again).
   The board stays powered: same boot_id, the stream goes on, frames meanwhile are
   dropped by the device. The port closes once the host has read what the kernel held
-  (up to 0.5 s): what is lost with it is the board's unsent buffer, known exactly.
+  (up to 1 s): what is lost with it is the board's unsent buffer, known exactly; where
+  the host is not reading, the frames the kernel may still hold are `record.unsure`.
 * ``latch=True``: the board has a release output (protocol 1.1): the rig stays held at
   its pose until the host sends RELEASE, which lets it go at the next sample made and
   is answered with that sample's device index (`record.releases`).

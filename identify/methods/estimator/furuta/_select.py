@@ -291,7 +291,8 @@ def _restarted_chosen(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     restart left, where they may have stood in for the transition. A drift session's
     capture (arm omega_t 4.2e-4 rad/s, no drag, no cable) was at 11.5 times the noise
     with a drag and a cable; the restart reached 0.81 with both still in, neither
-    identified, and mu_v1 +2.4 % with an interval of +-1 % that missed."""
+    identified, mu_v1 -0.9 % on an interval of +-1.0 %; judged again, both went: 0.72
+    times the noise, mu_v1 -0.0 %."""
     best = fit
     if STRIBECK not in fit.problem.laws:
         return fit
