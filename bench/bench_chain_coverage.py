@@ -38,9 +38,9 @@ import numpy as np
 from mc_report import efficiency_row
 
 from hilrig.identify import ChainParams, ChainRig, IdentificationResult, identify_chain
-from hilrig.identify.model import Realism, inertial_names, inertial_normaliser
+from hilrig.identify.model import inertial_names, inertial_normaliser
 from hilrig.identify.seeds import NLinkParams, full_parameters, lab_chain
-from hilrig.identify.signal import chain_record
+from hilrig.identify.signal import chain_record, random_chain_friction, random_chain_release
 
 KINDS = ("single", "nlink:2")
 CONDITIONS = ("realistic", "sensor", "no-hump")
@@ -60,22 +60,10 @@ def random_chain(rng: np.random.Generator, kind: str, condition: str, duration: 
               for name in ("m", "l", "a", "J")}
     p = lab.model_copy(update=jiggle)
     full = full_parameters(p)
-    fr = lab_chain(links).friction.copy()
-    for i in range(links):
-        fr[i, 0] *= _log_uniform(rng, 0.5, 2.0)
-        fr[i, 1] = fr[i, 0] * rng.uniform(0.8, 3.0)
-        fr[i, 2] = _log_uniform(rng, 0.01, 0.3)
-        fr[i, 3] *= _log_uniform(rng, 0.5, 2.0)
+    fr = random_chain_friction(rng, lab_chain(links).friction)
     true = ChainParams(full[:len(full) - links], fr)
     tilt = float(rng.uniform(0.0, 30.0)) if kind == "single" else 0.0
-    angles = [math.radians(rng.uniform(90.0, 150.0)) * float(rng.choice([-1, 1]))
-              for _ in range(links)]
-    push = (float(rng.uniform(-0.1, 0.1)), float(rng.uniform(-0.1, 0.1)))
-    realism = Realism(seed=int(rng.integers(2**31)),
-                      hand_tremor_rad=float(rng.uniform(0, 0.003)), push_rad_s=push,
-                      jitter_counts=int(rng.integers(0, 2)),
-                      interpolation_counts=float(rng.uniform(0, 0.3)),
-                      lost_frames=float(rng.uniform(0, 0.005)))
+    realism, x0 = random_chain_release(rng, links)
     if condition == "sensor":
         realism = realism.model_copy(update={"noise_rad": _log_uniform(rng, 1e-3, 1e-2)})
     elif condition == "no-hump":
@@ -86,7 +74,6 @@ def random_chain(rng: np.random.Generator, kind: str, condition: str, duration: 
                 fr[i, 1] = fr[i, 0]
         true = ChainParams(true.inertial, fr)
     rig = ChainRig(kind=kind, tilt_deg=tilt)
-    x0 = angles + [push[0]] * (links - 1) + [push[1]]
     record = chain_record(rig, true, x0, duration, realism, rest_s=1.0, rate_hz=1000.0)
     return record, rig, true
 

@@ -4,6 +4,7 @@ settings, and the realism knobs over the config's."""
 from __future__ import annotations
 
 import argparse
+import math
 
 from pydantic import ValidationError
 
@@ -14,7 +15,7 @@ from ..config import Settings
 from ..storage import CaptureLimits
 from ._usage import UsageError
 
-__all__ = ["check_capture_length", "covariates_arg", "realism_arg"]
+__all__ = ["check_capture_length", "covariates_arg", "realism_arg", "session_hours_arg"]
 
 
 def check_capture_length(args: argparse.Namespace, rate: float, settings: Settings) -> None:
@@ -87,3 +88,11 @@ _REALISM_OPTIONS = {
     "interpolation_counts": "--interpolation", "lost_frames": "--lost-frames",
     "drift_per_hour": "--drift", "temperature_c": "--temperature",
     "warming_c_per_hour": "--warming"}
+
+
+def session_hours_arg(args: argparse.Namespace) -> float:
+    """--session-hours: the capture's time in its session, what --drift moves by."""
+    hours = args.session_hours
+    if not (math.isfinite(hours) and 0 <= hours <= 1000):
+        raise UsageError(f"--session-hours must be in [0, 1000], got {hours:g}")
+    return float(hours)

@@ -366,17 +366,20 @@ def read_capture_csv(
 
 
 def write_joint_csv(path: str | os.PathLike[str], t: np.ndarray, angles: np.ndarray, *,
-                    note: str = "", overwrite: bool = False) -> Path:
+                    note: str = "", overwrite: bool = False,
+                    created_utc: str | None = None) -> Path:
     """Write t,theta1[,...] (s, rad from upright, absolute link angles) atomically, with
-    `note` and the conventions read_joint_csv takes in a comment line above the header;
-    numbers as shortest round-trip decimals."""
+    `note` and the conventions read_joint_csv takes in a comment line above the header,
+    and the record's time where given (capture_csv_time reads it back); numbers as
+    shortest round-trip decimals."""
     final = Path(path)
     check_suffix(final, (".csv",))
     a = np.asarray(angles, dtype=np.float64).reshape(len(t), -1)
     header = ",".join(["t"] + [f"theta{i + 1}" for i in range(a.shape[1])])
     with atomic_target(final, overwrite) as tmp:
         with open(tmp, "x", encoding="utf-8", newline="\n") as f:
-            f.write(f"# {note + ': ' if note else ''}unit=rad zero=upright\n{header}\n")
+            when = f" created_utc={created_utc}" if created_utc else ""
+            f.write(f"# {note + ': ' if note else ''}unit=rad zero=upright{when}\n{header}\n")
             for lo in range(0, len(t), CHUNK_ROWS):  # bounded memory for long records
                 rows = zip(np.asarray(t[lo:lo + CHUNK_ROWS]).tolist(),
                            a[lo:lo + CHUNK_ROWS].tolist(), strict=True)

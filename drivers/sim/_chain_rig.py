@@ -11,11 +11,18 @@ holds it at is given per channel, in degrees from that zero.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hilrig.identify.model import ChainParams, ChainRig, FrictionParams, Realism, Tremor
+from hilrig.identify.model import (
+    ChainParams,
+    ChainRig,
+    FrictionParams,
+    Realism,
+    Tremor,
+    drifted_chain_friction,
+)
 from hilrig.identify.reference import TABLE_III_TRUTH
 
 from ._rig import SimulatedRig
@@ -60,18 +67,18 @@ class SimulatedChainRig(SimulatedRig):
                  rate_hz: float = 10_000.0, counts_per_rev: int = 40_000,
                  block_size: int = 100, paced: bool = True, hold_s: float = 1.0,
                  auto_release: bool = True, realism: Realism | None = None,
-                 friction: FrictionParams = TABLE_III_TRUTH) -> None:
+                 friction: FrictionParams = TABLE_III_TRUTH, session_hours: float = 0.0
+                 ) -> None:
         if mount.rig.links > 2:
             raise ValueError(f"rig kind {mount.rig.kind} needs {mount.rig.links} encoders; "
                              "the bridge has 2")
-        if realism is not None and realism.drift_per_hour:
-            raise ValueError(f"rig kind {mount.rig.kind}: friction drift is simulated for "
-                             "the furuta rig only")
         self.mount = mount
         self._links = mount.rig.links
+        self._chain_params = mount.params  # the friction at the session's hour 0
         super().__init__(None, friction, pose_deg, rate_hz=rate_hz,
                          counts_per_rev=counts_per_rev, block_size=block_size, paced=paced,
-                         hold_s=hold_s, auto_release=auto_release, realism=realism)
+                         hold_s=hold_s, auto_release=auto_release, realism=realism,
+                         session_hours=session_hours)
         self.info = self.info.model_copy(update={"identity": f"sim:{mount.rig.kind}"})
 
     def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:
@@ -82,7 +89,10 @@ class SimulatedChainRig(SimulatedRig):
         self._tremor = Tremor(self.realism.hand_tremor_rad, self._rng, self._links)
 
     def _drift(self) -> None:
-        """A chain rig's friction does not drift (refused above)."""
+        """At a release, the joints' friction the session's time has drifted it to."""
+        p = self._chain_params
+        self.mount = replace(self.mount, params=ChainParams(
+            p.inertial, drifted_chain_friction(p.friction, self.realism, self.session_hours)))
 
     def _push(self) -> np.ndarray:
         """The push on the last link (the hand's), the arm's push on the others."""

@@ -101,6 +101,7 @@ class SimulatedRig:
         self._index = 0
         self._closed = False
         self._quantum = encoder_quantum(self.counts_per_rev)
+        self._drift()  # a drift of a term this rig has not: refused now, not at a release
         self.hold(pose_deg, release_in_s=hold_s if auto_release else None)
 
     def hold(self, pose_deg: tuple[float, float], release_in_s: float | None = None) -> None:

@@ -21,9 +21,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._params import PARAM_NAMES, UNCERTAIN_FIELDS, FrictionParams, RigParams
+from .chain import friction_entry
 
-__all__ = ["DRIFT_LIMIT", "RIG_ERROR_FIELDS", "Realism", "Tremor", "drifted_friction",
-           "encoder_counts", "hand_tremor", "lost_frames", "true_rig"]
+__all__ = ["DRIFT_LIMIT", "RIG_ERROR_FIELDS", "Realism", "Tremor", "drifted_chain_friction",
+           "drifted_friction", "encoder_counts", "hand_tremor", "lost_frames", "true_rig"]
 
 #: the largest drift per hour a friction parameter may be given, as a fraction
 DRIFT_LIMIT = 1.0
@@ -67,7 +68,8 @@ class Realism(BaseModel):
     drift_per_hour: dict[str, float] = Field(
         default_factory=dict,
         description="friction parameters that drift over the session, each by this fraction "
-                    "of its value per hour of session time (0.02: +2 %/h), linearly")
+                    "of its value per hour of session time (0.02: +2 %/h), linearly: the "
+                    "furuta rig's (mu_v1), or a chain rig's by term and link from 1 (b1)")
 
     temperature_c: float | None = Field(
         None, ge=-50, le=100,
@@ -83,9 +85,10 @@ class Realism(BaseModel):
     @classmethod
     def _known_drift(cls, v: dict[str, float]) -> dict[str, float]:
         for name, rate in v.items():
-            if name not in PARAM_NAMES:
-                raise ValueError(f"drift of {name!r}: not a friction parameter "
-                                 f"({', '.join(PARAM_NAMES)})")
+            if name not in PARAM_NAMES and friction_entry(name) is None:
+                raise ValueError(f"drift of {name!r}: not a friction parameter (the furuta "
+                                 f"rig's {', '.join(PARAM_NAMES)}; a chain rig's Fc, Fs, vt, "
+                                 "b, cd and its link from 1: b1)")
             if not (math.isfinite(rate) and abs(rate) <= DRIFT_LIMIT):
                 raise ValueError(f"drift of {name}: {rate!r} per hour, not within "
                                  f"+-{DRIFT_LIMIT:g}")
@@ -114,11 +117,37 @@ def drifted_friction(friction: FrictionParams, realism: Realism, hours: float
     """The friction after `hours` of session time: each parameter of drift_per_hour times
     1 + rate x hours (never below a tenth of its start, as no bearing loses all its
     friction; a transition velocity stays above zero)."""
+    chain = [name for name in realism.drift_per_hour if name not in PARAM_NAMES]
+    if chain:
+        raise ValueError(f"drift of {chain[0]}: a chain rig's friction term; the furuta rig "
+                         f"drifts {', '.join(PARAM_NAMES)}")
     if not realism.drift_per_hour or hours == 0:
         return friction
     return friction.model_copy(update={
-        name: getattr(friction, name) * max(0.1, 1.0 + rate * hours)
+        name: getattr(friction, name) * _drifted(rate, hours)
         for name, rate in realism.drift_per_hour.items()})
+
+
+def drifted_chain_friction(friction: np.ndarray, realism: Realism, hours: float
+                           ) -> np.ndarray:
+    """A chain rig's friction (links, 5: identify.model.CHAIN_FRICTION_TERMS) after
+    `hours` of session time, as drifted_friction: each term of drift_per_hour (Fc1, b2...)
+    times 1 + rate x hours, never below a tenth of its start. ValueError for a term the
+    rig does not have."""
+    out = np.array(friction, dtype=np.float64)
+    for name, rate in realism.drift_per_hour.items():
+        entry = friction_entry(name)
+        if entry is None or entry[0] >= out.shape[0]:
+            links = out.shape[0]
+            raise ValueError(f"drift of {name}: not a friction term of a chain of {links} "
+                             f"link{'s' if links > 1 else ''} (Fc, Fs, vt, b, cd and the "
+                             f"link, 1{f' to {links}' if links > 1 else ''}: b1)")
+        out[entry] *= _drifted(rate, hours)
+    return out
+
+
+def _drifted(rate: float, hours: float) -> float:
+    return max(0.1, 1.0 + rate * hours)
 
 
 def true_rig(nominal: RigParams, realism: Realism, rng: np.random.Generator) -> RigParams:

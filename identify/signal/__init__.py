@@ -25,11 +25,22 @@ from ._differentiate import (
     second_derivative_kernel,
 )
 from ._measurement import Measurement, Record
-from ._monte_carlo import CONDITIONS, NOISY_CONDITIONS, random_realistic_capture
+from ._monte_carlo import (
+    CONDITIONS,
+    NOISY_CONDITIONS,
+    random_chain_friction,
+    random_chain_release,
+    random_realistic_capture,
+)
 from ._motion_start import LEAVES_FOR_S, LET_GO_S, motion_start
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._savgol import savgol_coefficients, savgol_filter
-from ._session import SimulatedSession, simulated_session
+from ._session import (
+    SimulatedChainSession,
+    SimulatedSession,
+    simulated_chain_session,
+    simulated_session,
+)
 from ._synthetic import (
     SyntheticCapture,
     chain_record,
@@ -43,14 +54,15 @@ __all__ = [
     "chain_angles", "furuta_angles",
     "LEAVES_FOR_S", "LET_GO_S", "UNKNOWN_RESOLUTION_RAD", "chain_record", "motion_start",
     "Decimated", "Measurement", "Record", "Release",
-    "SimulatedSession", "SyntheticCapture",
+    "SimulatedChainSession", "SimulatedSession", "SyntheticCapture",
     "contiguous_segments",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
     "holoborodko_second_coefficients", "point_values", "savgol_coefficients", "savgol_filter",
     "savitzky_golay_first",
     "savitzky_golay_second",
-    "CONDITIONS", "NOISY_CONDITIONS", "random_realistic_capture", "realistic_capture",
+    "CONDITIONS", "NOISY_CONDITIONS", "random_chain_friction", "random_chain_release",
+    "random_realistic_capture", "realistic_capture",
     "second_derivative_kernel",
-    "simulated_measurement", "simulated_session",
+    "simulated_chain_session", "simulated_measurement", "simulated_session",
 ]

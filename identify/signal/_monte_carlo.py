@@ -25,8 +25,8 @@ import numpy as np
 from ..model import RIG_ERROR_FIELDS, FrictionParams, Realism, RigParams
 from ._synthetic import SyntheticCapture, realistic_capture
 
-__all__ = ["CONDITIONS", "NOISY_CONDITIONS", "random_friction", "random_realistic_capture",
-           "random_release", "random_rig"]
+__all__ = ["CONDITIONS", "NOISY_CONDITIONS", "random_chain_friction", "random_chain_release",
+           "random_friction", "random_realistic_capture", "random_release", "random_rig"]
 
 #: what a capture has on top of the realistic draw (module docstring)
 CONDITIONS = ("realistic", "table-v", "sensor", "drag-cable", "no-hump")
@@ -102,3 +102,38 @@ def random_release(rng: np.random.Generator) -> tuple[Realism, tuple[float, floa
                       jitter_counts=int(rng.integers(0, 2)))
     pose = (float(rng.uniform(-20, 20)), float(rng.uniform(60, 160)) * float(rng.choice([-1, 1])))
     return realism, pose
+
+
+def _log_uniform(rng: np.random.Generator, lo: float, hi: float) -> float:
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+def random_chain_friction(rng: np.random.Generator, centre: np.ndarray) -> np.ndarray:
+    """A chain rig's joint friction (links, 5: identify.model.CHAIN_FRICTION_TERMS) about
+    `centre`: per joint a Coulomb torque x0.5-2, a breakaway 0.8-3 times it, v_t 0.01-0.3
+    rad/s and a viscous term x0.5-2 (log-uniform but the breakaway's ratio)."""
+    fr = np.array(centre, dtype=np.float64)
+    for i in range(fr.shape[0]):
+        fr[i, 0] *= _log_uniform(rng, 0.5, 2.0)
+        fr[i, 1] = fr[i, 0] * rng.uniform(0.8, 3.0)
+        fr[i, 2] = _log_uniform(rng, 0.01, 0.3)
+        fr[i, 3] *= _log_uniform(rng, 0.5, 2.0)
+    return fr
+
+
+def random_chain_release(rng: np.random.Generator, links: int
+                         ) -> tuple[Realism, list[float]]:
+    """A chain rig's release from 90-150 deg per link (either side) by a hand with a
+    0-3 mrad tremor and a push, read through encoders with 0-1 count jitter and 0-0.3
+    count interpolation error over a link that loses 0-0.5 % of its frames; and the
+    state it starts from, (q, q') with the push on the last link (the hand's) and the
+    arm's on the others."""
+    angles = [math.radians(rng.uniform(90.0, 150.0)) * float(rng.choice([-1, 1]))
+              for _ in range(links)]
+    push = (float(rng.uniform(-0.1, 0.1)), float(rng.uniform(-0.1, 0.1)))
+    realism = Realism(seed=int(rng.integers(2**31)),
+                      hand_tremor_rad=float(rng.uniform(0, 0.003)), push_rad_s=push,
+                      jitter_counts=int(rng.integers(0, 2)),
+                      interpolation_counts=float(rng.uniform(0, 0.3)),
+                      lost_frames=float(rng.uniform(0, 0.005)))
+    return realism, angles + [push[0]] * (links - 1) + [push[1]]

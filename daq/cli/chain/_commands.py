@@ -25,9 +25,15 @@ from hilrig.identify import (
     format_fit,
     identify_chain,
     result_params,
+    utc_now,
     validate_chain,
 )
-from hilrig.identify.model import CHAIN_FRICTION_TERMS, inertial_names, inertial_normaliser
+from hilrig.identify.model import (
+    CHAIN_FRICTION_TERMS,
+    drifted_chain_friction,
+    inertial_names,
+    inertial_normaliser,
+)
 
 from ...acquisition import Capture, to_record
 from ...config import RigKindConfig, Settings
@@ -36,7 +42,7 @@ from .._capture_files import check_out_free
 from .._fit_guard import fit_guard
 from .._progress import ProgressBar
 from .._rig_commands import RigCommands
-from .._simulate_options import check_capture_length, realism_arg
+from .._simulate_options import check_capture_length, realism_arg, session_hours_arg
 from .._usage import UsageError, settings_of
 from ._options import check_span, params_arg, scale_arg, segment_arg, span_arg
 
@@ -121,6 +127,14 @@ def _identify(args: argparse.Namespace, capture: Capture | None = None) -> int:
     return 0
 
 
+def _identify_pooled(args: argparse.Namespace, capture: Capture | None = None) -> int:
+    from ._pooled import identify_pooled_records
+
+    links = (to_record(capture)[1] if capture is not None else _rig(args)).links
+    return identify_pooled_records(args, capture, _rig, _record,
+                                   scale_arg(args.measured, links), _CHAIN_HINT)
+
+
 def given_ratios(params: ChainParams, links: int) -> dict[str, float]:
     """A parameter set's standard parameters and friction, named as a result names them."""
     p = params.normalised()
@@ -185,15 +199,18 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     check_capture_length(args, 1000.0 if args.rate is None else args.rate, settings)
     realism = realism_arg(args, settings.sim.realism)
     rig = _rig(args)
-    if realism.drift_per_hour or args.session_hours:
-        raise UsageError(f"--drift and --session-hours: rig kind {rig.kind}'s friction does "
-                         "not drift in the simulation (the furuta rig's does)")
+    hours = session_hours_arg(args)
     if out.suffix.lower() != ".csv":
         raise UsageError(f"--out {out}: a {rig.kind} record is written as CSV (t,theta1...)")
     if getattr(args, "covariate", None) or realism.temperature_c is not None:
         raise UsageError(f"--covariate, --temperature: a {rig.kind} record is written as "
                          "CSV, which records no covariates")
     params = params_arg(args.params, rig.links) if args.params else default_chain_params(rig.links)
+    try:
+        params = ChainParams(params.inertial,
+                             drifted_chain_friction(params.friction, realism, hours))
+    except ValueError as exc:
+        raise UsageError(f"--drift: {exc}") from None
     angles = args.angles or [120.0] * rig.links
     if len(angles) != rig.links:
         raise UsageError(f"--angles: rig kind {rig.kind} needs {rig.links} angle(s), got "
@@ -207,7 +224,8 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as exc:
         raise UsageError(f"simulate: {exc}") from None
     write_joint_csv(out, rec.sample_index / rec.rate_hz, rec.angles, overwrite=args.force,
-                    note=f"hilrig simulate --rig {rig.kind}, plane tilt {rig.tilt_deg:g} deg")
+                    note=f"hilrig simulate --rig {rig.kind}, plane tilt {rig.tilt_deg:g} deg",
+                    created_utc=utc_now())
     print(f"wrote {out}: {rec.angles.shape[0]} samples of {rig.kind}, {args.duration:g} s "
           f"after release from {', '.join(f'{a:g}' for a in angles)} deg")
     return 0
@@ -251,4 +269,4 @@ def _from_config(args: argparse.Namespace, config: RigKindConfig) -> argparse.Na
 
 #: the chain kinds' part of the offline commands (daq.cli._rig_commands)
 CHAIN_COMMANDS = RigCommands(simulate=_simulate, identify=_identify, compare=_compare,
-                             from_config=_from_config)
+                             from_config=_from_config, identify_pooled=_identify_pooled)

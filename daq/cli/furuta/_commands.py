@@ -28,7 +28,12 @@ from .._fit_guard import fit_guard
 from .._progress import ProgressBar
 from .._ranges import Range
 from .._rig_commands import RigCommands
-from .._simulate_options import check_capture_length, covariates_arg, realism_arg
+from .._simulate_options import (
+    check_capture_length,
+    covariates_arg,
+    realism_arg,
+    session_hours_arg,
+)
 from .._usage import UsageError, json_arg, settings_of
 from ._measurement import FURUTA_HINT, load_measurement
 
@@ -94,12 +99,12 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
     if not (math.isfinite(rate) and 100 <= rate <= 100_000):
         raise UsageError(f"--rate must be in [100, 100000] Hz, got {rate:g}")
     check_capture_length(args, rate, settings)
-    covariates = {**realism.conditions(_session_hours(args)),
+    covariates = {**realism.conditions(session_hours_arg(args)),
                   **covariates_arg(getattr(args, "covariate", None))}
     src = SimulatedRig(rig=rig, friction=friction, pose_deg=(args.theta0, args.theta1),
                        rate_hz=rate, counts_per_rev=settings.counts_per_rev, paced=False,
                        hold_s=args.rest, realism=realism,
-                       session_hours=_session_hours(args))
+                       session_hours=session_hours_arg(args))
     total = int(round(args.rest * rate)) + int(round(args.duration * rate)) + 1
     bar = ProgressBar("simulate")
     index, chunks = [], []
@@ -127,13 +132,6 @@ def _simulate(args: argparse.Namespace, settings: Settings) -> int:
         print(f"  as a real rig: {_departures(rig, src.rig)}"
               + (f"; {total - counts.shape[0]} samples lost" if counts.shape[0] < total else ""))
     return 0
-
-
-def _session_hours(args: argparse.Namespace) -> float:
-    hours = args.session_hours
-    if not (math.isfinite(hours) and 0 <= hours <= 1000):
-        raise UsageError(f"--session-hours must be in [0, 1000], got {hours:g}")
-    return float(hours)
 
 
 def _departures(nominal: RigParams, true: RigParams) -> str:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     )
     from ._layout import (
         CHAIN_FRICTION_TERMS,
+        friction_entry,
         inertial_names,
         inertial_normaliser,
         link_pairs,
@@ -34,8 +35,8 @@ _EXPORTS = {
         "joint_friction",
     ),
     "._layout": (
-        "CHAIN_FRICTION_TERMS", "inertial_names", "inertial_normaliser", "link_pairs",
-        "unpack_inertial",
+        "CHAIN_FRICTION_TERMS", "friction_entry", "inertial_names", "inertial_normaliser",
+        "link_pairs", "unpack_inertial",
     ),
     "._rig": (
         "ChainParams", "ChainRig", "FrictionModel",
@@ -49,5 +50,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "CHAIN_FRICTION_TERMS", "ChainParams", "ChainRig", "FrictionModel", "chain_acceleration",
     "chain_energy", "chain_regressor", "chain_run", "chain_segments", "chain_sensitivity",
-    "inertial_names", "inertial_normaliser", "joint_friction", "link_pairs", "unpack_inertial",
+    "friction_entry", "inertial_names", "inertial_normaliser", "joint_friction", "link_pairs",
+    "unpack_inertial",
 ]

@@ -6,13 +6,27 @@ read and checked without compiling anything.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-__all__ = ["CHAIN_FRICTION_TERMS", "inertial_names", "inertial_normaliser", "link_pairs",
-           "unpack_inertial"]
+__all__ = ["CHAIN_FRICTION_TERMS", "friction_entry", "inertial_names", "inertial_normaliser",
+           "link_pairs", "unpack_inertial"]
 
 #: Brown-McPhee terms of one joint, the columns of a friction array (n, 4)
 CHAIN_FRICTION_TERMS: tuple[str, ...] = ("Fc", "Fs", "vt", "b", "cd")
+
+_FRICTION_NAME = re.compile(r"(Fc|Fs|vt|b|cd)([1-9][0-9]?)")
+
+
+def friction_entry(name: str) -> tuple[int, int] | None:
+    """(link, column), 0-based, of a joint friction term named as a result names it
+    without its unit (Fc1, vt2, b1: the term, then the link from 1); None for another
+    name."""
+    m = _FRICTION_NAME.fullmatch(name)
+    if m is None:
+        return None
+    return int(m.group(2)) - 1, CHAIN_FRICTION_TERMS.index(m.group(1))
 
 
 def link_pairs(n: int) -> list[tuple[int, int]]:

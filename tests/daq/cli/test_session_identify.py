@@ -245,3 +245,59 @@ def test_a_notebook_reads_a_sessions_answer_without_keeping_it(archive):
     assert answer.verdict == "drift" and str(answer).startswith("session S-night: drift")
     with Catalog.open(archive) as cat:
         assert cat.session_results("S-night") == []
+
+
+# -- a chain rig's records: simulate --rig single with a drift, identify --pooled ----------
+@pytest.fixture(scope="module")
+def chain_files(tmp_path_factory):
+    """Three 15 s records of a single pendulum whose viscous term rises 5 % an hour, at
+    hours 0, 4 and 8 of their session, each released by its own hand."""
+    out = tmp_path_factory.mktemp("chain")
+    for k, hours in enumerate((0.0, 4.0, 8.0)):
+        rc, _ = run_main("simulate", "--rig", "single", "--out", str(out / f"s{k}.csv"),
+                         "--duration", "15", "--drift", "b1=0.05", "--session-hours",
+                         str(hours), "--angles", str(100 + 10 * k), "--seed", str(k),
+                         "--tremor", "0.002")
+        assert rc == 0
+    return [str(out / f"s{k}.csv") for k in range(3)]
+
+
+def test_a_chain_rigs_records_are_pooled_with_their_drift_in_the_hours_given(chain_files,
+                                                                            capsys):
+    capsys.readouterr()
+    rc, out = run_main("identify", "--rig", "single", *chain_files, "--pooled", "--hours", "0",
+                       "4", "8", "--json")
+    assert rc == 0
+    answer = SessionResult.model_validate_json(out)
+    assert answer.rig_kind == "single" and [c.x for c in answer.captures] == [0.0, 4.0, 8.0]
+    slope = answer.drift.slopes["b1/nu1"]
+    truth = 0.05 / 1.2  # per hour, of the level at the mean time (hour 4)
+    assert slope.ci95[0] < truth < slope.ci95[1]
+    assert abs(answer.drift.slopes["Fc1/nu1"].per_unit) < 1e-3
+
+
+def test_a_chain_record_simulated_by_hilrig_keeps_its_time(chain_files, capsys):
+    rc, out = run_main("identify", "--rig", "single", *chain_files[:2], "--pooled", "--json")
+    assert rc == 0  # in the hours their files record: written a moment apart
+    hours = [c.x for c in SessionResult.model_validate_json(out).captures]
+    assert hours[0] == 0.0 and 0.0 < hours[1] < 0.1
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--validate", "10:15"], "--validate scores one record"),
+    (["--covariate", "temperature_c"], "s0.csv: this file's format records no covariates"),
+    (["--hours", "0", "1", "2"], "--hours: 3 values for 2 files"),
+])
+def test_a_chain_pooled_refuses_what_it_cannot_do_in_one_line(chain_files, capfd, extra,
+                                                                fragment):
+    rc, _ = run_main("identify", "--rig", "single", *chain_files[:2], "--pooled", *extra)
+    assert rc == 2
+    assert_one_line_error(capfd, fragment)
+
+
+def test_a_chain_simulation_refuses_a_drift_of_a_term_it_has_not(tmp_path, capfd):
+    rc, _ = run_main("simulate", "--rig", "single", "--out", str(tmp_path / "x.csv"),
+                     "--drift", "mu_v1=0.1")
+    assert rc == 2
+    assert_one_line_error(capfd, "--drift: drift of mu_v1: not a friction term of a chain")
+    assert not (tmp_path / "x.csv").exists()

@@ -62,9 +62,37 @@ def test_three_links_do_not_fit_two_channels():
         SimulatedChainRig(ChainMount(ChainRig(kind="nlink:3"), _params(1)))
 
 
-def test_a_chain_rig_refuses_a_drifting_friction():
+def test_a_drifting_chain_swings_as_the_drifted_one_at_the_sessions_hour():
+    """A chain rig's joint friction drifts by the terms a chain names (b1: link 1's viscous
+    term), by the session's time at each release: a device 4 h into its session swings
+    as one built with that friction."""
+    from hilrig.identify.model import Realism, drifted_chain_friction
+
+    drift = Realism(drift_per_hour={"b1": 0.05, "Fc1": -0.02})
+    hold = 0.05
+    mount = ChainMount(ChainRig(kind="single"), _params(1), channel=1)
+    src = SimulatedChainRig(mount, paced=False, hold_s=hold, realism=drift, session_hours=4.0)
+    moved = drifted_chain_friction(mount.params.friction, drift, 4.0 + hold / 3600.0)
+    assert moved[0, 3] == pytest.approx(mount.params.friction[0, 3] * 1.2, rel=1e-4)
+    assert moved[0, 0] == pytest.approx(mount.params.friction[0, 0] * 0.92, rel=1e-4)
+    built = SimulatedChainRig(
+        ChainMount(mount.rig, ChainParams(mount.params.inertial, moved), channel=1),
+        paced=False, hold_s=hold)
+    drifted = src.read(20_000).counts
+    np.testing.assert_array_equal(drifted, built.read(20_000).counts)
+    steady = SimulatedChainRig(mount, paced=False, hold_s=hold, session_hours=4.0)
+    assert not np.array_equal(steady.read(20_000).counts, drifted)
+
+
+@pytest.mark.parametrize(("kind", "drift", "fragment"), [
+    ("single", {"mu_v1": 0.1}, "not a friction term of a chain of 1 link"),
+    ("single", {"b2": 0.1}, "not a friction term of a chain of 1 link"),
+    ("nlink:2", {"vt3": 0.1}, "not a friction term of a chain of 2 links"),
+])
+def test_a_chain_refuses_a_drift_of_a_term_it_has_not_when_built(kind, drift, fragment):
     from hilrig.identify.model import Realism
 
-    mount = ChainMount(ChainRig(kind="single"), _params(1), channel=1)
-    with pytest.raises(ValueError, match="furuta rig only"):
-        SimulatedChainRig(mount, realism=Realism(drift_per_hour={"mu_v1": 0.1}))
+    links = ChainRig(kind=kind).links
+    mount = ChainMount(ChainRig(kind=kind), _params(links), channel=1)
+    with pytest.raises(ValueError, match=fragment):
+        SimulatedChainRig(mount, realism=Realism(drift_per_hour=drift))

@@ -252,3 +252,10 @@ def test_a_drift_names_a_friction_parameter_and_a_rate_within_one_per_hour():
         Realism(drift_per_hour={"mu_v1": 2.0})
     with pytest.raises(ValueError, match="session_hours"):
         SimulatedRig(session_hours=-1.0)
+
+
+def test_a_furuta_rig_refuses_a_chain_rigs_drift_when_built():
+    from hilrig.identify.model import Realism
+
+    with pytest.raises(ValueError, match="drift of b1: a chain rig's friction term"):
+        SimulatedRig(paced=False, realism=Realism(drift_per_hour={"b1": 0.1}))

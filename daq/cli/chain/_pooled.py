@@ -1,0 +1,80 @@
+"""`hilrig identify --rig single A.csv B.csv ... --pooled`: records of one chain rig
+(single, nlink:N) identified one by one, then put together (identify.session
+.pool_results): the joints' friction and the rig's ratios with their intervals, and
+whether the friction drifted between the records."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from hilrig.identify import ChainRig, IdentificationResult, Record, identify_chain
+from hilrig.identify.methods import Scale
+
+from ...acquisition import Capture, to_record
+from ...storage import capture_csv_time
+from .._capture_files import read_capture_file
+from .._fit_guard import fit_guard
+from .._pooled_files import (
+    PooledFile,
+    check_pooled_paths,
+    is_csv,
+    print_pooled,
+    session_covariate,
+)
+from .._progress import ProgressBar
+from .._usage import UsageError, settings_of
+
+__all__ = ["identify_pooled_records"]
+
+#: what a pooled identification of a chain rig leaves to a single record's
+_ONE_RECORD = (("--validate", "validate"), ("--params", "params"),
+               ("--params-only", "params_only"), ("--segment-s", "segment_s"))
+
+
+def identify_pooled_records(args: argparse.Namespace, first: Capture | None,
+                            rig_of: Callable[[argparse.Namespace], ChainRig],
+                            record_of: Callable[[argparse.Namespace, int], Record],
+                            scale: Scale | None, hint: str) -> int:
+    """Every file read and checked before the first fit, then each identified
+    (identify_chain) and the answer printed. rig_of and record_of are the kind's own
+    readers of the command line and of a CSV record."""
+    paths = check_pooled_paths(args)
+    for option, name in _ONE_RECORD:
+        if getattr(args, name, None):
+            raise UsageError(f"{option} scores one record; --pooled puts records together "
+                             "(identify them one at a time to validate)")
+    if first is not None:
+        rig = to_record(first)[1]
+        if args.tilt is not None or args.friction_law:
+            rig = rig.model_copy(update={k: v for k, v in (("tilt_deg", args.tilt),
+                                                           ("friction", args.friction_law))
+                                         if v is not None})
+    else:
+        rig = rig_of(args)
+    records, files = [], []
+    for k, path in enumerate(paths):
+        capture = first if k == 0 and first is not None else None
+        if capture is None and not is_csv(path):
+            capture = read_capture_file(path, settings_of(args))
+            theirs = capture.kind.kind if capture.kind is not None else "furuta"
+            if theirs != rig.kind:
+                raise UsageError(f"{path}: records rig kind {theirs}, not {rig.kind}; "
+                                 "--pooled takes records of one rig")
+        if capture is not None:
+            records.append(to_record(capture)[0])
+            files.append(PooledFile(path, capture.created_utc, capture.covariates))
+        else:
+            records.append(record_of(argparse.Namespace(**{**vars(args), "file": path}),
+                                     rig.links))
+            files.append(PooledFile(path, capture_csv_time(path), None))
+    x, covariate = session_covariate(args, files)
+    results: list[IdentificationResult] = []
+    for k, (path, record) in enumerate(zip(paths, records)):
+        bar = ProgressBar(f"identify {k + 1}/{len(paths)} {path}")
+        try:
+            with fit_guard(path, hint):
+                results.append(identify_chain(record, rig, scale=scale, progress=bar))
+        finally:
+            bar.close()
+    return print_pooled(args, results, x, covariate)
