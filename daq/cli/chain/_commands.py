@@ -80,23 +80,26 @@ def _rig(args: argparse.Namespace) -> ChainRig:
         raise UsageError(f"--rig/--tilt: {str(exc).splitlines()[-1].strip()}") from None
 
 
+def _told_rig(args: argparse.Namespace, capture: Capture | None) -> ChainRig:
+    """The rig a capture recorded (with --tilt and --friction-law over it), else the one
+    the options name."""
+    if capture is None:
+        return _rig(args)
+    rig = to_record(capture)[1]
+    return rig.model_copy(update={k: v for k, v in (("tilt_deg", args.tilt),
+                                                    ("friction", args.friction_law))
+                                  if v is not None})
+
+
 def _identify(args: argparse.Namespace, capture: Capture | None = None) -> int:
     """Identify (and validate) a chain rig's record: a CSV, or a capture recorded with
     its kind."""
-    if capture is not None:
-        record, rig = to_record(capture)
-        if args.tilt is not None or args.friction_law:
-            rig = rig.model_copy(update={k: v for k, v in (("tilt_deg", args.tilt),
-                                                           ("friction", args.friction_law))
-                                         if v is not None})
-    else:
-        rig = _rig(args)
+    rig = _told_rig(args, capture)
     span = span_arg(args.validate) if args.validate else None
     seg_s = segment_arg(args)
     given = params_arg(args.params, rig.links) if args.params else None
     scale = scale_arg(args.measured, rig.links)
-    if capture is None:
-        record = _record(args, rig.links)
+    record = to_record(capture)[0] if capture is not None else _record(args, rig.links)
     if span:
         check_span(args.validate, span, record)
     out: dict[str, Any] = {}
@@ -130,9 +133,9 @@ def _identify(args: argparse.Namespace, capture: Capture | None = None) -> int:
 def _identify_pooled(args: argparse.Namespace, capture: Capture | None = None) -> int:
     from ._pooled import identify_pooled_records
 
-    links = (to_record(capture)[1] if capture is not None else _rig(args)).links
-    return identify_pooled_records(args, capture, _rig, _record,
-                                   scale_arg(args.measured, links), _CHAIN_HINT)
+    rig = _told_rig(args, capture)
+    return identify_pooled_records(args, capture, rig, _record,
+                                   scale_arg(args.measured, rig.links), _CHAIN_HINT)
 
 
 def given_ratios(params: ChainParams, links: int) -> dict[str, float]:

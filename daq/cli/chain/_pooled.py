@@ -32,26 +32,17 @@ _ONE_RECORD = (("--validate", "validate"), ("--params", "params"),
                ("--params-only", "params_only"), ("--segment-s", "segment_s"))
 
 
-def identify_pooled_records(args: argparse.Namespace, first: Capture | None,
-                            rig_of: Callable[[argparse.Namespace], ChainRig],
+def identify_pooled_records(args: argparse.Namespace, first: Capture | None, rig: ChainRig,
                             record_of: Callable[[argparse.Namespace, int], Record],
                             scale: Scale | None, hint: str) -> int:
-    """Every file read and checked before the first fit, then each identified
-    (identify_chain) and the answer printed. rig_of and record_of are the kind's own
-    readers of the command line and of a CSV record."""
+    """Every file read and checked before the first fit (the first already read where
+    it recorded its kind: `first`), then each identified as `rig` (identify_chain) and
+    the answer printed. record_of reads a CSV record as the kind's commands do."""
     paths = check_pooled_paths(args)
     for option, name in _ONE_RECORD:
         if getattr(args, name, None):
             raise UsageError(f"{option} scores one record; --pooled puts records together "
                              "(identify them one at a time to validate)")
-    if first is not None:
-        rig = to_record(first)[1]
-        if args.tilt is not None or args.friction_law:
-            rig = rig.model_copy(update={k: v for k, v in (("tilt_deg", args.tilt),
-                                                           ("friction", args.friction_law))
-                                         if v is not None})
-    else:
-        rig = rig_of(args)
     records, files = [], []
     for k, path in enumerate(paths):
         capture = first if k == 0 and first is not None else None
