@@ -35,7 +35,7 @@ from hilrig.identify.model import (
     inertial_normaliser,
 )
 
-from ...acquisition import Capture, to_record
+from ...acquisition import Capture, ChainKind, kind_of, to_record
 from ...config import RigKindConfig, Settings
 from ...storage import CaptureLimits, read_joint_csv, write_joint_csv
 from .._capture_files import check_out_free
@@ -85,7 +85,11 @@ def _told_rig(args: argparse.Namespace, capture: Capture | None) -> ChainRig:
     the options name."""
     if capture is None:
         return _rig(args)
-    rig = to_record(capture)[1]
+    kind = kind_of(capture.kind)
+    if not isinstance(kind, ChainKind):
+        raise UsageError(f"{args.file}: a Furuta rig's capture, not a chain rig's")
+    # the kind's rig alone: the record (every sample's link angles) is built once, later
+    rig = kind.rig
     return rig.model_copy(update={k: v for k, v in (("tilt_deg", args.tilt),
                                                     ("friction", args.friction_law))
                                   if v is not None})
