@@ -19,6 +19,7 @@ cluster is a one-line error before any work.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -140,6 +141,7 @@ def _warm_kernels(distributed: Any, on_this_terminal: bool) -> Any:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
             os.environ["HILRIG_THREADS"] = "1"  # one worker process per core, one thread each
             _quiet_logs(logging.WARNING)
+            _one_line_logs()
 
             for family in ("furuta", "chain"):
                 ensure_compiled(family)
@@ -153,6 +155,31 @@ def _quiet_logs(level: int) -> None:
     warnings and errors stay."""
     for name in ("distributed", "dask_jobqueue", "tornado"):
         logging.getLogger(name).setLevel(level)
+
+
+class _OneLine(logging.Filter):
+    """A record's exception folded into its one line: a local worker writes to the user's
+    terminal, where a traceback is noise (a heartbeat that finds the scheduler gone while
+    a cluster closes printed 25 lines)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            record.msg = f"{record.getMessage()} ({type(exc).__name__}: {first})"
+            record.args = None
+            record.exc_info = record.exc_text = record.stack_info = None
+        return True
+
+
+def _one_line_logs() -> None:
+    """Every handler of this process (a worker's) writes each record as one line."""
+    loggers = [logging.getLogger(), *(logger for logger in logging.root.manager.loggerDict
+                                      .values() if isinstance(logger, logging.Logger))]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if not any(isinstance(f, _OneLine) for f in handler.filters):
+                handler.addFilter(_OneLine())
 
 
 def _settle(loop: asyncio.AbstractEventLoop, done: Any, out: asyncio.Future[TaskOutcome]
@@ -242,6 +269,9 @@ class DaskExecutor:
         # workers going away say so loudly while a cluster closes: nothing a user can act on
         _quiet_logs(logging.CRITICAL)
         if client is not None:
+            if cluster is not None:  # our own workers (a joined scheduler's are not ours)
+                with contextlib.suppress(Exception):  # a worker already gone
+                    client.run(_quiet_logs, logging.CRITICAL, on_error="ignore")
             client.close()
         if cluster is not None:
             cluster.close()

@@ -245,6 +245,32 @@ def test_the_local_clusters_workers_leave_their_cores_to_the_fits(cluster):
     assert list(cluster.client.run(settings).values()) == [(False, None)] * 2
 
 
+@pytest.mark.fault(injected="campaign: a local worker logs an error with its exception (a "
+                            "heartbeat that finds the scheduler gone while a cluster closes)",
+                   expected="one line on the terminal, no traceback; nothing more while the "
+                            "cluster closes")
+def test_a_local_workers_error_reaches_the_terminal_as_one_line(capfd):
+    executor = DaskExecutor(parse_cluster("local:1"))  # its worker writes to this test's fd 2
+    executor.start()
+
+    def heartbeat_fails() -> None:
+        import logging
+
+        try:
+            raise ConnectionError("Stream is closed\nsecond line")
+        except ConnectionError:
+            logging.getLogger("distributed.worker").exception("heartbeat failed")
+
+    try:
+        executor.client.run(heartbeat_fails)
+    finally:
+        executor.shutdown()
+    err = capfd.readouterr().err
+    lines = [line for line in err.splitlines() if "heartbeat failed" in line]
+    assert len(lines) == 1 and "(ConnectionError: Stream is closed)" in lines[0], err
+    assert "Traceback" not in err and "second line" not in err
+
+
 def test_slurms_job_script_comes_from_the_cluster_table():
     config = ClusterConfig(queue="short", account="lab42", cores=4, memory="8GB",
                            walltime="02:00:00", job_script_prologue=["module load python/3.11"])
