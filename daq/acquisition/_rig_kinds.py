@@ -52,6 +52,12 @@ class RigKind(Protocol):
         before the kind existed)."""
         ...
 
+    @property
+    def joints(self) -> tuple[tuple[int, str], ...]:
+        """The bridge's channels that carry a joint, each with the joint's name (a single
+        pendulum leaves one channel unused)."""
+        ...
+
 
 @dataclass(frozen=True)
 class FurutaKind:
@@ -61,6 +67,7 @@ class FurutaKind:
     family: str = "furuta"
     methods: tuple[str, ...] = METHOD_NAMES
     recorded: RigKindConfig | None = None
+    joints: tuple[tuple[int, str], ...] = ((0, "arm"), (1, "pendulum"))
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,12 @@ class ChainKind:
     @property
     def recorded(self) -> RigKindConfig | None:
         return self.config
+
+    @property
+    def joints(self) -> tuple[tuple[int, str], ...]:
+        if self.rig.links == 1:
+            return ((self.config.channel, "link 1"),)
+        return ((0, "link 1"), (1, "link 2"))
 
     @property
     def rig(self) -> ChainRig:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from hilrig.drivers import LinkHealth, Source
@@ -27,8 +27,11 @@ class SessionConditions:
 
     def __init__(self, engine: AcquisitionEngine, source: Source, plan: SessionPlan,
                  folder: Path, still_band_counts: int,
-                 held: Callable[[], str | None] = lambda: None) -> None:
+                 held: Callable[[], str | None] = lambda: None,
+                 joints: Sequence[tuple[int, str]] = ((0, "arm"), (1, "pendulum"))) -> None:
+        """`joints`: the channels that carry a joint and its name (the rig kind's)."""
         self.engine = engine
+        self.joints = tuple(joints)
         self.held = held  # why captures taken wait to be kept (a full disk), or None
         self.source = source
         self.plan = plan
@@ -79,26 +82,31 @@ class SessionConditions:
         return None
 
     def encoder(self) -> str | None:
-        """A joint without a count for 2 s while the other swings; sticky until both move.
+        """A joint without a count for 2 s while another swings; sticky until all move.
 
         Only 2 s of free motion are judged, all after the trigger: the rig put to its pose
         by hand moves one joint alone, and a joint coupled to the other takes some
-        milliseconds after the release to move one count.
+        milliseconds after the release to move one count. A rig of one joint (a single
+        pendulum) has none to compare: its stuck encoder is a capture that times out.
         """
+        if len(self.joints) < 2:
+            return None
         n = int(2.0 * self.source.info.sample_rate_hz)
         counts = self.engine.latest(n)
         if counts.shape[0] < n // 2:
             return self._stuck
         span = counts.max(axis=0).astype("int64") - counts.min(axis=0)
+        spans = {name: int(span[channel]) for channel, name in self.joints}
         since = self.engine.recording_since
         if self._stuck is not None:
-            if (span > self.still_band_counts).all():
-                self._stuck = None  # both move again
+            if all(s > self.still_band_counts for s in spans.values()):
+                self._stuck = None  # all move again
         elif since is not None and counts.shape[0] == n \
                 and self.engine.newest_index - n >= since:
-            for j, other in ((0, 1), (1, 0)):
-                if span[j] == 0 and span[other] > 400:
-                    name = ("arm", "pendulum")[j]
-                    self._stuck = (f"encoder: {name} did not count for 2 s while the other "
-                                   f"joint moved {int(span[other])} counts")
+            moved = max(spans.values())
+            for name, s in spans.items():
+                if s == 0 and moved > 400:
+                    self._stuck = (f"encoder: {name} did not count for 2 s while another "
+                                   f"joint moved {moved} counts")
+                    break
         return self._stuck

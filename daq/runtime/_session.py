@@ -37,6 +37,7 @@ from ..acquisition import (
     CaptureTaken,
     EngineEvent,
     TriggerArmed,
+    kind_of,
 )
 from ..config import Settings, one_line
 from ..mqtt import CommandRouter, Courier, Topics
@@ -107,7 +108,8 @@ class SessionRun:
             publish=self.publication.result, say=self.say)
         self.conditions = SessionConditions(
             self.engine, source, plan, self.folder, settings.trigger.still_band_counts,
-            held=lambda: self.finisher.waiting_for_space)
+            held=lambda: self.finisher.waiting_for_space,
+            joints=kind_of(settings.rig_kind).joints)
         self.watch = SuspenderWatch(plan.settle_s, plan.suspend_limit_s)
         self.commands = SessionCommands(self, abort=self.core.abort_command,
                                         identify=self.reidentifier.command)

@@ -6,8 +6,8 @@ conditions of the moment (kind -> reason, or None when clear):
 
 - ``bridge``: the serial bridge is lost and being reconnected;
 - ``link``: corrupted frames (CRC, COBS, length) faster than the plan allows;
-- ``encoder``: a joint that did not count while the other swung (sticky: it clears
-  only when both joints are seen moving, a person having checked the rig);
+- ``encoder``: a joint that did not count while another swung (sticky: it clears
+  only when every joint is seen moving, a person having checked the rig);
 - ``disk``: captures that wait for room to be kept (the disk filled), or less free space
   than the plan's min_free_mb;
 - ``paused``: a command (cleared only by session/resume).

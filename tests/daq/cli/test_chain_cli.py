@@ -149,13 +149,22 @@ def test_simulate_refuses_a_chain_record_as_hdf5(tmp_path, capfd):
 
 @pytest.mark.slow
 def test_a_session_on_a_single_pendulum_lists_its_results_by_its_own_parameters(tmp_path):
+    """Three captures of a single pendulum: each result by the chain's parameters, and at
+    the session's end its answer, pooled by them too. The bridge's unused channel is no
+    stuck encoder (it suspended such a session for good after its first capture)."""
     cfg = tmp_path / "hilrig.toml"
     cfg.write_text(f'[rig]\nkind = "single"\n[storage]\ndirectory = "{tmp_path / "data"}"\n'
                    '[trigger]\nmax_duration_s = 8\n'
                    '[mqtt]\nrig_id = "chain-session"\n')
-    rc, out = run_main("--config", cfg, "session", "start", "--captures", "1", "--sim",
+    rc, out = run_main("--config", cfg, "session", "start", "--captures", "3", "--sim",
                        "--unpaced")
     assert rc == 0, out
+    assert "suspended" not in out and "no drift over 3 captures" in out  # one rig, one friction
+    rc, pooled = run_main("--config", cfg, "results", "list", "--pooled")
+    assert rc == 0
+    header, row = pooled.splitlines()[:2]
+    assert header.split()[2:6] == ["captures", "verdict", "Fc1/nu1", "b1/nu1"]
+    assert row.split()[2:5] == ["3", "no", "drift"]
     rc, table = run_main("--config", cfg, "results", "list")
     header, row = table.splitlines()[:2]
     assert header.split()[4:6] == ["rig_kind", "fit_theta1"] and "Fc1/nu1" in header.split()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hilrig.daq.config import load_settings
+from hilrig.daq.acquisition import kind_of
+from hilrig.daq.config import RigKindConfig, load_settings
 from hilrig.daq.runtime import (
     LatchReleaser,
     SessionConditions,
@@ -182,10 +183,11 @@ class _Engine:
         return self._counts[-n:]
 
 
-def _encoder(counts, recording_since, tmp_path):
+def _encoder(counts, recording_since, tmp_path, kind=None):
     rig = SimulatedRig(paced=False)
     return SessionConditions(_Engine(counts, recording_since), rig, SessionPlan(captures=1),
-                             tmp_path, still_band_counts=2).encoder()
+                             tmp_path, still_band_counts=2,
+                             joints=kind_of(kind).joints).encoder()
 
 
 def test_a_joint_moved_alone_to_the_pose_before_the_trigger_is_not_a_stuck_encoder(tmp_path):
@@ -197,3 +199,18 @@ def test_a_joint_moved_alone_to_the_pose_before_the_trigger_is_not_a_stuck_encod
     assert _encoder(counts[:25_200], recording_since=25_000, tmp_path=tmp_path) is None
     # 2 s of free motion after the trigger with the arm frozen: that is
     assert _encoder(counts, recording_since=5_000, tmp_path=tmp_path) is not None
+
+
+def test_a_channel_that_carries_no_joint_is_not_a_stuck_encoder(tmp_path):
+    # a single pendulum on channel 1 swings 2 s after the trigger; channel 0 carries nothing
+    counts = np.zeros((30_000, 2), np.int32)
+    counts[5_000:, 1] = (3333 * np.cos(np.arange(25_000) / 800)).astype(np.int32)
+    single = RigKindConfig(kind="single", channel=1)
+    assert _encoder(counts, recording_since=5_000, tmp_path=tmp_path, kind=single) is None
+    # a double pendulum whose second link's encoder is frozen is stuck, by the link's name
+    double = RigKindConfig(kind="nlink:2")
+    stuck = _encoder(counts[:, ::-1], recording_since=5_000, tmp_path=tmp_path, kind=double)
+    assert stuck is not None and stuck.startswith("encoder: link 2 did not count")
+    # the Furuta rig names its arm
+    stuck = _encoder(counts, recording_since=5_000, tmp_path=tmp_path)
+    assert stuck is not None and stuck.startswith("encoder: arm did not count")
