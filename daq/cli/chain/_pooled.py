@@ -44,6 +44,7 @@ def identify_pooled_records(args: argparse.Namespace, first: Capture | None, rig
             raise UsageError(f"{option} scores one record; --pooled puts records together "
                              "(identify them one at a time to validate)")
     records, files = [], []
+    tilted: tuple[str, float] | None = None  # the first capture that recorded its tilt
     for k, path in enumerate(paths):
         capture = first if k == 0 and first is not None else None
         if capture is None and not is_csv(path):
@@ -52,6 +53,8 @@ def identify_pooled_records(args: argparse.Namespace, first: Capture | None, rig
             if theirs != rig.kind:
                 raise UsageError(f"{path}: records rig kind {theirs}, not {rig.kind}; "
                                  "--pooled takes records of one rig")
+        if capture is not None and capture.kind is not None and args.tilt is None:
+            tilted = _same_tilt(path, capture.kind.plane_tilt_deg, tilted)
         if capture is not None:
             records.append(to_record(capture)[0])
             files.append(PooledFile(path, capture.created_utc, capture.covariates))
@@ -69,3 +72,14 @@ def identify_pooled_records(args: argparse.Namespace, first: Capture | None, rig
         finally:
             bar.close()
     return print_pooled(args, results, x, covariate)
+
+
+def _same_tilt(path: str, tilt: float, tilted: tuple[str, float] | None
+               ) -> tuple[str, float]:
+    """The first recorded tilt, checked against this capture's: a plane tilted otherwise
+    is another rig (gravity along the swing is g cos(tilt)), not a drift of friction."""
+    if tilted is not None and tilt != tilted[1]:
+        raise UsageError(f"{path}: records a plane tilted {tilt:g} deg, {tilted[0]} "
+                         f"{tilted[1]:g} deg; --pooled takes records of one rig (--tilt "
+                         "tells them all one tilt)")
+    return tilted or (path, tilt)

@@ -295,6 +295,29 @@ def test_a_chain_pooled_refuses_what_it_cannot_do_in_one_line(chain_files, capfd
     assert_one_line_error(capfd, fragment)
 
 
+@pytest.mark.fault(injected="identify --pooled: two captures of a single pendulum whose files "
+                            "record planes tilted 0 and 20 deg",
+                   expected="one line naming the file and both tilts, exit 2, nothing fitted")
+@pytest.mark.slow
+def test_chain_captures_of_two_tilts_are_not_pooled(tmp_path, capfd):
+    paths = []
+    for tilt in (0, 20):
+        cfg, data = tmp_path / f"t{tilt}.toml", tmp_path / f"data{tilt}"
+        cfg.write_text(f'[rig]\nkind = "single"\nplane_tilt_deg = {tilt}\n[storage]\n'
+                       f'directory = "{data}"\n[trigger]\nmax_duration_s = 6\n'
+                       f'[mqtt]\nrig_id = "chain-tilt-{tilt}"\n')
+        rc, out = run_main("--config", cfg, "run", "--sim", "--captures", "1", "--unpaced")
+        assert rc == 0, out
+        paths += [str(p) for p in data.glob("*.h5")]
+    capfd.readouterr()
+    rc, _ = run_main("identify", *paths, "--pooled")
+    assert rc == 2
+    assert_one_line_error(capfd, f"{paths[1]}: records a plane tilted 20 deg, {paths[0]} 0 deg")
+    rc, out = run_main("identify", *paths, "--pooled", "--tilt", "10", "--json")
+    assert rc == 0  # a lab that says the tilt is one (its recorded values wrong) is believed
+    assert SessionResult.model_validate_json(out).rig_kind == "single"
+
+
 def test_a_chain_simulation_refuses_a_drift_of_a_term_it_has_not(tmp_path, capfd):
     rc, _ = run_main("simulate", "--rig", "single", "--out", str(tmp_path / "x.csv"),
                      "--drift", "mu_v1=0.1")
