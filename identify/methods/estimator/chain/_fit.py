@@ -222,6 +222,7 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
     # converged Coulomb fit (from Fs = Fc, v_t has no gradient and wanders off)
     laws = list(LAWS_AUTO if auto else _PATH[rig.friction])
     fits: list[ChainFit] = []
+    deferred: list[tuple[ChainFit, ChainParams, np.ndarray]] = []  # restarts left for drag
     base: ChainFit | None = None  # the fit the next law starts from
     for k, law in enumerate(laws):
         say(0.6 * k / len(laws), f"fitting {law} friction")
@@ -231,20 +232,35 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
         # short a triple pendulum's v_t ran off to its bound); laws without Stribeck's
         # terms on the thinned record, those with them at the full rate (on 4 ms steps a
         # double pendulum's v_t ran off to 1e-3 rad/s, a valley the refinement kept)
-        fit = _scouted(data if "vt" in LAW_TERMS[law] else scout, states, start, law)
-        fit = _restarted(fit, start, states)
-        fits.append(_at_full_rate(fit, data))
+        fit = _at_full_rate(_scouted(data if "vt" in LAW_TERMS[law] else scout, states,
+                                     start, law), data)
+        if auto and _restarts_asked(fit) and _drag_could_win(fit):
+            deferred.append((fit, start, states))  # drag first (_drag_first)
+        else:
+            fit = _restarted(fit, start, states)
+        fits.append(fit)
         base = min(fits, key=lambda f: f.bic) if auto else fits[-1]
     assert base is not None
-    say(0.6, f"refining {base.problem.law}")
     # the laws are ranked on the fit's own step; the chosen one is refined on steps short
     # enough for a Stribeck transition where a joint reverses
     fine = replace(data, substeps=np.where(data.slow, refine_substeps(data.dt), 1))
-    final = _solved(ChainProblem(fine, base.problem.laws), base.z, 60, FINAL_SIGMA_TOL)
-    fits[fits.index(base)] = final
     skipped: list[dict[str, object]] = []
+    waiting = [(start, states) for fit, start, states in deferred if fit is base]
+    if deferred and not waiting:  # a law that did not come out best: its restarts, as ever
+        for fit, start, states in deferred:
+            fits[fits.index(fit)] = _restarted(fit, start, states)
+        base = min(fits, key=lambda f: f.bic)
+    final = _drag_first(base, fine, fits, say) if waiting else None
+    if final is None:  # no drag, or drag lost: the restarts drag was tried before, refined
+        if waiting:
+            k = fits.index(base)
+            base = fits[k] = _restarted(base, *waiting[0])
+        say(0.6, f"refining {base.problem.law}")
+        final = _solved(ChainProblem(fine, base.problem.laws), base.z, 60, FINAL_SIGMA_TOL)
+        fits[fits.index(base)] = final
+        if auto and not waiting:
+            final = _with_drag(final, fits, skipped, say)
     if auto:
-        final = _with_drag(final, fits, skipped, say)
         if data.links > 1:  # one joint: the ladder above has already chosen its law
             final = _per_joint(final, fits, say)
         final = _stribeck_again(final, fits, skipped, say)
@@ -258,8 +274,7 @@ def _restarted(fit: ChainFit, start: ChainParams, states: np.ndarray) -> ChainFi
     valley of its own (the real single pendulum's stayed where it started, 0.01 ->
     0.010, 0.05 -> 0.050, where a start at 0.3 reached a BIC 2,325 lower); the lowest
     BIC is kept."""
-    if not _has_stribeck(fit) or (fit.excess.max() <= ADEQUATE_EXCESS
-                                   and not _escaped(fit)):
+    if not _restarts_asked(fit):
         return fit
     best = fit
     for vt in VT_RESTARTS:
@@ -269,6 +284,31 @@ def _restarted(fit: ChainFit, start: ChainParams, states: np.ndarray) -> ChainFi
                          fit.problem.laws)
         best = trial if trial.bic < best.bic else best
     return best
+
+
+def _restarts_asked(fit: ChainFit) -> bool:
+    """A law with Stribeck's terms whose fit stays above the noise or whose v_t escaped."""
+    return _has_stribeck(fit) and (fit.excess.max() > ADEQUATE_EXCESS or _escaped(fit))
+
+
+def _drag_could_win(fit: ChainFit) -> bool:
+    """Whether quadratic drag, on every joint of a law without it, might win the BIC by
+    its score test at the fit (with a factor 2 to spare, as for the Furuta rig's drag)."""
+    if all(DRAG_OF[x] == x for x in fit.problem.laws):
+        return False
+    return could_win_bic(drag_score(fit), fit.problem.data.links, fit.residuals.size)
+
+
+def _drag_first(base: ChainFit, fine: ChainData, fits: list[ChainFit], say: Progress
+                ) -> ChainFit | None:
+    """Drag fitted from the ranked laws' best, scouted fit (on the refinement's steps)
+    before that law's v_t restarts and refinement, which drag makes moot where it wins:
+    a single pendulum with drag spent 1.4 s restarting Brown-McPhee (38.8 times the noise
+    either way) and 1.9 s refining it, before drag took it to 0.36 of the noise; as the
+    Furuta rig's estimator fits drag before any other start. The refined drag law, or
+    None where drag loses (then the restarts and refinement follow as without drag)."""
+    drag = _with_drag(base, fits, [], say, tested=True, refine_on=fine)
+    return None if drag is base else drag
 
 
 def _escaped(fit: ChainFit) -> bool:
@@ -295,17 +335,20 @@ def _has_stribeck(fit: ChainFit) -> bool:
 
 
 def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, object]],
-               say: Progress) -> ChainFit:
+               say: Progress, tested: bool = False, refine_on: ChainData | None = None
+               ) -> ChainFit:
     """Quadratic drag on top of the refined law, fitted only where its score test says it
     might win the BIC (with a factor 2 to spare for the linearisation), as for the Furuta
-    rig's drag; if it wins, the law with or without Stribeck's terms beside it too."""
+    rig's drag (`tested`: the caller has asked it); if it wins, the law with or without
+    Stribeck's terms beside it too, the better refined on `refine_on` (else its own steps)."""
     law = tuple(DRAG_OF[x] for x in final.problem.laws)
-    s_drag = drag_score(final)
-    columns, rows = final.problem.data.links, final.residuals.size
-    if not could_win_bic(s_drag, columns, rows):
-        skipped.append({"law": law_name(law), "chosen": False, "score": round(s_drag, 1),
-                        "not_fitted": not_fitted_note(s_drag, columns, rows)})
-        return final
+    if not tested:
+        s_drag = drag_score(final)
+        columns, rows = final.problem.data.links, final.residuals.size
+        if not could_win_bic(s_drag, columns, rows):
+            skipped.append({"law": law_name(law), "chosen": False, "score": round(s_drag, 1),
+                            "not_fitted": not_fitted_note(s_drag, columns, rows)})
+            return final
     say(0.7, f"fitting {law_name(law)} friction")
     data, states = final.problem.data, final.problem.states(final.z)
     start = _next_start(final, law)
@@ -321,7 +364,8 @@ def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, ob
     if best.bic >= final.bic:
         return final
     say(0.9, f"refining {best.problem.law}")
-    refined = _solved(best.problem, best.z, 60, FINAL_SIGMA_TOL)
+    problem = best.problem if refine_on is None else ChainProblem(refine_on, best.problem.laws)
+    refined = _solved(problem, best.z, 60, FINAL_SIGMA_TOL)
     fits[fits.index(best)] = refined
     return refined
 
