@@ -7,7 +7,9 @@
    0.05 rad/s to start, and again from VT_RESTARTS while the fit stays above the
    noise or a v_t escaped the starts' reach where the noise is the quantum's floor),
    then quadratic drag on top of the best where its score test says it might
-   pay (and, if drag wins, the law with or without Stribeck's terms beside it). `auto`
+   pay (and, if drag wins, the law with or without Stribeck's terms beside it); where
+   the best stays above the noise and drag might pay, drag is fitted before the
+   restarts, which follow only if it loses (_drag_first). `auto`
    keeps the law with the lowest BIC (Schwarz 1978, estimator._stages.schwarz_bic); a
    named law is reached through the simpler ones. Each joint may then end on a law of
    its own (_per_joint); a chosen law that took drag or left a joint without Stribeck's
@@ -223,6 +225,7 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
     laws = list(LAWS_AUTO if auto else _PATH[rig.friction])
     fits: list[ChainFit] = []
     deferred: list[tuple[ChainFit, ChainParams, np.ndarray]] = []  # restarts left for drag
+    asked: list[ChainFit] = []  # fits whose drag score says drag can win (_drag_first)
     base: ChainFit | None = None  # the fit the next law starts from
     for k, law in enumerate(laws):
         say(0.6 * k / len(laws), f"fitting {law} friction")
@@ -232,10 +235,14 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
         # short a triple pendulum's v_t ran off to its bound); laws without Stribeck's
         # terms on the thinned record, those with them at the full rate (on 4 ms steps a
         # double pendulum's v_t ran off to 1e-3 rad/s, a valley the refinement kept)
-        fit = _at_full_rate(_scouted(data if "vt" in LAW_TERMS[law] else scout, states,
-                                     start, law), data)
-        if auto and _restarts_asked(fit) and _drag_could_win(fit):
-            deferred.append((fit, start, states))  # drag first (_drag_first)
+        scouted = _scouted(data if "vt" in LAW_TERMS[law] else scout, states, start, law)
+        fit = _at_full_rate(scouted, data)
+        # the score on the fit's own rows: a thinned fit's Jacobian has no others
+        off = scouted.excess.max() > ADEQUATE_EXCESS or _restarts_asked(fit)
+        if auto and off and _drag_could_win(scouted):
+            asked.append(fit)
+            if _restarts_asked(fit):
+                deferred.append((fit, start, states))  # after drag, if drag loses
         else:
             fit = _restarted(fit, start, states)
         fits.append(fit)
@@ -245,21 +252,28 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
     # enough for a Stribeck transition where a joint reverses
     fine = replace(data, substeps=np.where(data.slow, refine_substeps(data.dt), 1))
     skipped: list[dict[str, object]] = []
-    waiting = [(start, states) for fit, start, states in deferred if fit is base]
-    if deferred and not waiting:  # a law that did not come out best: its restarts, as ever
-        for fit, start, states in deferred:
-            fits[fits.index(fit)] = _restarted(fit, start, states)
-        base = min(fits, key=lambda f: f.bic)
-    final = _drag_first(base, fine, fits, say) if waiting else None
-    if final is None:  # no drag, or drag lost: the restarts drag was tried before, refined
-        if waiting:
-            k = fits.index(base)
-            base = fits[k] = _restarted(base, *waiting[0])
+    final: ChainFit | None = None
+    drag_lost = False
+    if any(fit is base for fit, _, _ in deferred):  # a Stribeck law asked for drag
+        final = _drag_first(base, fine, fits, say)
+        drag_lost = final is None
+    if final is None:
+        # the restarts left for drag wait where the best law asked for drag and it is
+        # still to be tried (a law without Stribeck's terms: refined, then drag)
+        if drag_lost or not any(fit is base for fit in asked):
+            base = _restart_deferred(deferred, fits, base)
         say(0.6, f"refining {base.problem.law}")
-        final = _solved(ChainProblem(fine, base.problem.laws), base.z, 60, FINAL_SIGMA_TOL)
-        fits[fits.index(base)] = final
-        if auto and not waiting:
-            final = _with_drag(final, fits, skipped, say)
+        refined = _solved(ChainProblem(fine, base.problem.laws), base.z, 60, FINAL_SIGMA_TOL)
+        fits[fits.index(base)] = final = refined
+        if auto and not drag_lost:
+            final = _with_drag(refined, fits, skipped, say)
+        if final is refined and deferred:  # drag lost: the restarts left for it, now
+            best = _restart_deferred(deferred, fits, refined)
+            if best is not refined:
+                say(0.6, f"refining {best.problem.law}")
+                final = _solved(ChainProblem(fine, best.problem.laws), best.z, 60,
+                                FINAL_SIGMA_TOL)
+                fits[fits.index(best)] = final
     if auto:
         if data.links > 1:  # one joint: the ladder above has already chosen its law
             final = _per_joint(final, fits, say)
@@ -286,6 +300,17 @@ def _restarted(fit: ChainFit, start: ChainParams, states: np.ndarray) -> ChainFi
     return best
 
 
+def _restart_deferred(deferred: list[tuple[ChainFit, ChainParams, np.ndarray]],
+                      fits: list[ChainFit], best: ChainFit) -> ChainFit:
+    """The restarts left for drag (fit, its start and states), done: each restarted fit
+    replaces its own in `fits`; the fit of lowest BIC among them and `best`."""
+    for fit, start, states in deferred:
+        if fit in fits:
+            fits[fits.index(fit)] = _restarted(fit, start, states)
+    deferred.clear()
+    return min([best, *fits], key=lambda f: f.bic)
+
+
 def _restarts_asked(fit: ChainFit) -> bool:
     """A law with Stribeck's terms whose fit stays above the noise or whose v_t escaped."""
     return _has_stribeck(fit) and (fit.excess.max() > ADEQUATE_EXCESS or _escaped(fit))
@@ -301,12 +326,16 @@ def _drag_could_win(fit: ChainFit) -> bool:
 
 def _drag_first(base: ChainFit, fine: ChainData, fits: list[ChainFit], say: Progress
                 ) -> ChainFit | None:
-    """Drag fitted from the ranked laws' best, scouted fit (on the refinement's steps)
-    before that law's v_t restarts and refinement, which drag makes moot where it wins:
-    a single pendulum with drag spent 1.4 s restarting Brown-McPhee (38.8 times the noise
-    either way) and 1.9 s refining it, before drag took it to 0.36 of the noise; as the
-    Furuta rig's estimator fits drag before any other start. The refined drag law, or
-    None where drag loses (then the restarts and refinement follow as without drag)."""
+    """Drag fitted from the ranked laws' best, a Brown-McPhee fit scouted only (its score
+    test asked for drag), before its v_t restarts and refinement, which drag makes moot
+    where it wins, as the Furuta rig's estimator fits drag before any other start: a
+    single pendulum with drag spent 1.4 s restarting Brown-McPhee (38.8 times the noise
+    from every start) and 1.9 s refining it before drag took it to 0.36 of the noise.
+    (A best law without Stribeck's terms is refined, then given drag, and the restarts
+    left for drag follow if it loses (fit_chain): a double pendulum, every law 120-235
+    times its noise and viscous ranked best, restarted and refined Brown-McPhee for 7.4 s
+    before drag took it to 0.76.) The refined drag law (on `fine`), or None where drag
+    loses: then the restarts and the refinement follow as without drag."""
     drag = _with_drag(base, fits, [], say, tested=True, refine_on=fine)
     return None if drag is base else drag
 
