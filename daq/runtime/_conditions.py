@@ -27,8 +27,8 @@ class SessionConditions:
 
     def __init__(self, engine: AcquisitionEngine, source: Source, plan: SessionPlan,
                  folder: Path, still_band_counts: int,
-                 held: Callable[[], str | None] = lambda: None,
-                 joints: Sequence[tuple[int, str]] = ((0, "arm"), (1, "pendulum"))) -> None:
+                 joints: Sequence[tuple[int, str]],
+                 held: Callable[[], str | None] = lambda: None) -> None:
         """`joints`: the channels that carry a joint and its name (the rig kind's)."""
         self.engine = engine
         self.joints = tuple(joints)

@@ -108,8 +108,7 @@ class SessionRun:
             publish=self.publication.result, say=self.say)
         self.conditions = SessionConditions(
             self.engine, source, plan, self.folder, settings.trigger.still_band_counts,
-            held=lambda: self.finisher.waiting_for_space,
-            joints=kind_of(settings.rig_kind).joints)
+            kind_of(settings.rig_kind).joints, held=lambda: self.finisher.waiting_for_space)
         self.watch = SuspenderWatch(plan.settle_s, plan.suspend_limit_s)
         self.commands = SessionCommands(self, abort=self.core.abort_command,
                                         identify=self.reidentifier.command)

@@ -262,18 +262,13 @@ def fit_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
         # still to be tried (a law without Stribeck's terms: refined, then drag)
         if drag_lost or not any(fit is base for fit in asked):
             base = _restart_deferred(deferred, fits, base)
-        say(0.6, f"refining {base.problem.law}")
-        refined = _solved(ChainProblem(fine, base.problem.laws), base.z, 60, FINAL_SIGMA_TOL)
-        fits[fits.index(base)] = final = refined
+        final = refined = _refined(base, fine, fits, say)
         if auto and not drag_lost:
             final = _with_drag(refined, fits, skipped, say)
         if final is refined and deferred:  # drag lost: the restarts left for it, now
             best = _restart_deferred(deferred, fits, refined)
             if best is not refined:
-                say(0.6, f"refining {best.problem.law}")
-                final = _solved(ChainProblem(fine, best.problem.laws), best.z, 60,
-                                FINAL_SIGMA_TOL)
-                fits[fits.index(best)] = final
+                final = _refined(best, fine, fits, say)
     if auto:
         if data.links > 1:  # one joint: the ladder above has already chosen its law
             final = _per_joint(final, fits, say)
@@ -298,6 +293,16 @@ def _restarted(fit: ChainFit, start: ChainParams, states: np.ndarray) -> ChainFi
                          fit.problem.laws)
         best = trial if trial.bic < best.bic else best
     return best
+
+
+def _refined(fit: ChainFit, data: ChainData, fits: list[ChainFit], say: Progress,
+             at: float = 0.6) -> ChainFit:
+    """The fit's law solved on to FINAL_SIGMA_TOL on `data`, from the fit, in its place in
+    `fits` (`at`: the progress where it starts)."""
+    say(at, f"refining {fit.problem.law}")
+    refined = _solved(ChainProblem(data, fit.problem.laws), fit.z, 60, FINAL_SIGMA_TOL)
+    fits[fits.index(fit)] = refined
+    return refined
 
 
 def _restart_deferred(deferred: list[tuple[ChainFit, ChainParams, np.ndarray]],
@@ -392,11 +397,8 @@ def _with_drag(final: ChainFit, fits: list[ChainFit], skipped: list[dict[str, ob
     best = min(fits[-2:], key=lambda f: f.bic)
     if best.bic >= final.bic:
         return final
-    say(0.9, f"refining {best.problem.law}")
-    problem = best.problem if refine_on is None else ChainProblem(refine_on, best.problem.laws)
-    refined = _solved(problem, best.z, 60, FINAL_SIGMA_TOL)
-    fits[fits.index(best)] = refined
-    return refined
+    return _refined(best, best.problem.data if refine_on is None else refine_on, fits, say,
+                    0.9)
 
 
 def _per_joint(final: ChainFit, fits: list[ChainFit], say: Progress) -> ChainFit:
