@@ -418,9 +418,8 @@ def _restarted_from_itself(fit: ChainFit, fits: list[ChainFit], say: Progress) -
     best = _restarted(fit, fit.problem.params(fit.z), fit.problem.states(fit.z))
     if best is fit:
         return fit
-    refined = _solved(best.problem, best.z, 60, FINAL_SIGMA_TOL)
-    fits[fits.index(fit)] = refined
-    return refined
+    fits[fits.index(fit)] = best
+    return _refined(best, best.problem.data, fits, say, 0.9)
 
 
 def _per_joint(final: ChainFit, fits: list[ChainFit], say: Progress) -> ChainFit:
