@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from .._progress import Progress
+from ..model import JOINT_NAMES
 from ..results import IdentificationResult
-from ..signal import Measurement
+from ..signal import Measurement, require_motion
 from ._grey_box import METHOD as GREY_BOX
 from ._grey_box import identify_grey_box
 from ._names import DEFAULT_METHOD, ESTIMATOR, METHOD_NAMES
@@ -45,10 +46,12 @@ if tuple(sorted(METHODS)) != METHOD_NAMES or DEFAULT_METHOD != ESTIMATOR:
 
 def identify(m: Measurement, method: str = DEFAULT_METHOD,
              progress: Progress | None = None) -> IdentificationResult:
-    """Run the named method on a measurement."""
+    """Run the named method on a measurement (a ValueError, before any work, where a joint
+    never moved: identify.signal.require_motion)."""
     try:
         fn = METHODS[method]
     except KeyError:
         raise ValueError(f"unknown identification method {method!r}; "
                          f"choose from {', '.join(sorted(METHODS))}") from None
+    require_motion(m, JOINT_NAMES)
     return fn(m, progress=progress)

@@ -6,7 +6,7 @@ import math
 import time
 
 from .._progress import Progress
-from ..methods import METHODS
+from ..methods import METHODS, identify
 from ..model import PARAM_NAMES
 from ..results import IdentificationResult, ParameterEstimate
 from ..signal import Measurement
@@ -43,7 +43,7 @@ def _run_or_explain(name: str, m: Measurement, progress: Progress | None = None
     ValueError), a row of its own saying so, so one method never takes the table down."""
     t0 = time.perf_counter()
     try:
-        return METHODS[name](m, progress)
+        return identify(m, name, progress)
     except ValueError as exc:
         why = f"could not run on this capture: {exc}"
         return IdentificationResult.of_measurement(

@@ -14,14 +14,17 @@ def format_fit(fit: dict[str, float | None]) -> str:
 def fit_percent(simulated: np.ndarray, measured: np.ndarray) -> np.ndarray:
     """Goodness of fit, seed 000 eq. 53, per column.
 
-    100 (1 - sum (x^ - x)^2 / sum (x - mean x)^2), x measured, x^ simulated.
+    100 (1 - sum (x^ - x)^2 / sum (x - mean x)^2), x measured, x^ simulated; NaN for a
+    column that never changed.
     """
     simulated = np.asarray(simulated, dtype=np.float64)
     measured = np.asarray(measured, dtype=np.float64)
     sse = ((simulated - measured) ** 2).sum(axis=0)
     sst = ((measured - measured.mean(axis=0)) ** 2).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return 100.0 * (1.0 - sse / sst)
+        fit = 100.0 * (1.0 - sse / sst)
+    # a column that never changed has no variance to explain (its sst is rounding error)
+    return np.where(np.ptp(measured, axis=0) > 0, fit, np.nan)
 
 
 def normalized_compute_time(compute_s: float, capture_s: float, rate_hz: float) -> float:

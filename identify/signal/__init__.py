@@ -32,7 +32,14 @@ from ._monte_carlo import (
     random_chain_release,
     random_realistic_capture,
 )
-from ._motion_start import LEAVES_FOR_S, LET_GO_S, motion_start
+from ._motion_start import (
+    LEAVES_FOR_S,
+    LET_GO_S,
+    STILL_COUNTS,
+    motion_start,
+    require_motion,
+    still_joints,
+)
 from ._release_detection import UNKNOWN_RESOLUTION_RAD, Release, find_release
 from ._savgol import savgol_coefficients, savgol_filter
 from ._session import (
@@ -52,7 +59,8 @@ from ._synthetic import (
 __all__ = [
     "ANGLE_UNITS", "HANGING_READS", "ConventionProblem", "angle_convention_problem",
     "chain_angles", "furuta_angles",
-    "LEAVES_FOR_S", "LET_GO_S", "UNKNOWN_RESOLUTION_RAD", "chain_record", "motion_start",
+    "LEAVES_FOR_S", "LET_GO_S", "STILL_COUNTS", "UNKNOWN_RESOLUTION_RAD", "chain_record",
+    "motion_start", "require_motion", "still_joints",
     "Decimated", "Measurement", "Record", "Release",
     "SimulatedChainSession", "SimulatedSession", "SyntheticCapture",
     "contiguous_segments",

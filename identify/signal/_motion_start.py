@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..model import QUANTUM
@@ -9,6 +11,8 @@ from ._measurement import Record
 
 LET_GO_S = 0.03  # after the motion is plain, the hand may still touch for this long
 LEAVES_FOR_S = 0.15  # out of the held band this long: released (a tremor's swing is shorter)
+#: a joint whose angle spans no more than this many encoder counts over a record never moved
+STILL_COUNTS = 2
 
 
 def motion_start(m: Record) -> float:
@@ -39,3 +43,25 @@ def motion_start(m: Record) -> float:
     if first <= head.sum() // 2:  # in motion from the start: no hold to skip
         return float(t[0])
     return min(float(t[first]) + LET_GO_S, float(t[-1]))
+
+
+def still_joints(m: Record) -> list[int]:
+    """The joints that never moved in the record: over all of it, their angle spans at most
+    STILL_COUNTS encoder counts (a stuck or unplugged encoder reads one count throughout)."""
+    quantum = m.resolution_rad or QUANTUM
+    span = np.ptp(m.angles, axis=0)
+    return [i for i, s in enumerate(span) if s <= STILL_COUNTS * quantum * (1 + 1e-9)]
+
+
+def require_motion(m: Record, names: Sequence[str]) -> None:
+    """A ValueError naming the joints that never moved (`names`: the record's joints, in
+    order). No friction can be identified from a joint at rest, and every rig kind's
+    joints move together, so a fit would explain a stuck encoder with the other joints'
+    terms: a Furuta capture with its arm encoder stuck took 25 s to end at 'fit arm
+    -6e20 %' with the arm's Coulomb term reported identified."""
+    still = still_joints(m)
+    if still:
+        which = " and ".join(names[i] for i in still)
+        raise ValueError(f"the {which} never moved in this capture (its angle stayed within "
+                         f"{STILL_COUNTS} encoder counts): nothing to identify its friction "
+                         "from; is its encoder stuck or unplugged?")

@@ -30,7 +30,7 @@ from ....model import (
     quantisation_rms,
     unpack_inertial,
 )
-from ....signal import Decimated, Record
+from ....signal import Decimated, Record, require_motion
 from .._stages import cubic_state, decimated_runs, noise_sigma
 from ._problem import VT_COULOMB, ChainData
 
@@ -66,10 +66,17 @@ def free_runs(record: Record, rig: ChainRig, exclude: Sequence[tuple[float, floa
               ) -> tuple[Decimated, list[slice]]:
     """The record's free motion a fit may see, decimated to FIT_RATE_HZ, and its gap-free
     runs: without the hold before the release and the excluded (held-out) spans."""
+    check_record(record, rig)
+    return decimated_runs(record, exclude, FIT_RATE_HZ)
+
+
+def check_record(record: Record, rig: ChainRig) -> None:
+    """A ValueError if the record cannot be the rig's: another number of joints, or a
+    joint that never moved (identify.signal.require_motion)."""
     if record.joints != rig.links:
         raise ValueError(f"the record has {record.joints} joint(s), rig kind {rig.kind} "
                          f"has {rig.links}")
-    return decimated_runs(record, exclude, FIT_RATE_HZ)
+    require_motion(record, [f"joint {n}" for n in rig.joint_names])
 
 
 def refine_substeps(dt: float) -> int:

@@ -32,6 +32,7 @@ from ..._names import ESTIMATOR
 from .._stages import at_bound as stopped_at_bound
 from .._stages import excess_warning
 from .._verdict import STRIBECK_NOTE, Z95, judged
+from ._data import check_record
 from ._fit import ChainFit, fit_chain, segment_fits
 from ._problem import LAW_TERMS, VT_COULOMB
 
@@ -168,6 +169,7 @@ def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = N
                    exclude: Sequence[tuple[float, float]] = (), scale: Scale | None = None,
                    progress: Progress | None = None) -> IdentificationResult:
     """Identify a single or n-link rig's standard parameters and joint friction."""
+    check_record(record, rig)  # before a compile
     # once after an install, out of process and outside the compute time
     compile_s = ensure_compiled("chain", progress and (lambda f, msg: progress(0.05 * f, msg)))
     t0 = time.perf_counter()
