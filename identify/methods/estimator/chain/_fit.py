@@ -465,32 +465,36 @@ def _stribeck_again(final: ChainFit, fits: list[ChainFit], skipped: list[dict[st
     laws = final.problem.laws
     if all(x == "brown-mcphee" for x in laws):
         return final
-    say(0.9, "fitting brown-mcphee friction again from the chosen fit")
-    data, states = final.problem.data, final.problem.states(final.z)
-    # one fit, not the restarts a first fit above the noise gets: the chosen fit is the
-    # start that counts (the real double pendulum, 75-140 times its noise, took 20 s more
-    # with them under load, and Brown-McPhee lost there either way)
-    trial = _scouted(data, states, _with_humps(final, drag=False), "brown-mcphee")
+    refined = _again_with_humps(final, "brown-mcphee", fits, say)
+    if refined is None:
+        return _humps_beside_drag(final, fits, say)
+    best = _with_drag(refined, fits, skipped, say)
+    return _per_joint(best, fits, say) if final.problem.data.links > 1 else best
+
+
+def _again_with_humps(final: ChainFit, law: str, fits: list[ChainFit], say: Progress
+                      ) -> ChainFit | None:
+    """`law` (Brown-McPhee, with drag or without) on every joint, fitted from the chosen
+    fit with a hump of HUMP_START at VT_START on each joint without one (drag taken out
+    for a law without it), and refined where it beats the chosen fit's BIC; else None.
+    One fit, not the restarts a first fit above the noise gets: the chosen fit is the
+    start that counts (the real double pendulum, 75-140 times its noise, took 20 s more
+    with them under load, and Brown-McPhee lost there either way)."""
+    say(0.9, f"fitting {law} friction again from the chosen fit")
+    p = final.params
+    fr = p.friction.copy()
+    if "cd" not in LAW_TERMS[law]:
+        fr[:, 4] = 0.0
+    for i, was in enumerate(final.problem.laws):
+        if "vt" not in LAW_TERMS[was]:
+            fr[i, 1], fr[i, 2] = HUMP_START * fr[i, 0], VT_START
+    trial = _scouted(final.problem.data, final.problem.states(final.z),
+                     ChainParams(p.inertial, fr), law)
     fits.append(trial)
     if trial.bic >= final.bic:
-        return _humps_beside_drag(final, fits, say)
-    refined = _solved(trial.problem, trial.z, 60, FINAL_SIGMA_TOL)
-    fits[-1] = refined
-    best = _with_drag(refined, fits, skipped, say)
-    return _per_joint(best, fits, say) if data.links > 1 else best
-
-
-def _with_humps(fit: ChainFit, drag: bool) -> ChainParams:
-    """The fit's parameters with a hump of HUMP_START at VT_START on each joint without
-    one, and its drag kept or taken out."""
-    p = fit.params
-    fr = p.friction.copy()
-    if not drag:
-        fr[:, 4] = 0.0
-    for i, law in enumerate(fit.problem.laws):
-        if "vt" not in LAW_TERMS[law]:
-            fr[i, 1], fr[i, 2] = HUMP_START * fr[i, 0], VT_START
-    return ChainParams(p.inertial, fr)
+        return None
+    fits[-1] = refined = _solved(trial.problem, trial.z, 60, FINAL_SIGMA_TOL)
+    return refined
 
 
 def _humps_beside_drag(final: ChainFit, fits: list[ChainFit], say: Progress) -> ChainFit:
@@ -506,15 +510,11 @@ def _humps_beside_drag(final: ChainFit, fits: list[ChainFit], say: Progress) -> 
     laws = final.problem.laws
     if not all(DRAG_OF[x] == x for x in laws) or all(x == "brown-mcphee-drag" for x in laws):
         return final
-    say(0.95, "fitting brown-mcphee-drag friction again from the chosen fit")
-    data, states = final.problem.data, final.problem.states(final.z)
-    trial = _scouted(data, states, _with_humps(final, drag=True), "brown-mcphee-drag")
-    fits.append(trial)
-    if trial.bic >= final.bic:
+    refined = _again_with_humps(final, "brown-mcphee-drag", fits, say)
+    if refined is None:
         return final
-    fits[-1] = refined = _solved(trial.problem, trial.z, 60, FINAL_SIGMA_TOL)
     best = _restarted_from_itself(refined, fits, say)
-    return _per_joint(best, fits, say) if data.links > 1 else best
+    return _per_joint(best, fits, say) if final.problem.data.links > 1 else best
 
 
 def _tried_from(src: ChainFit, laws: Sequence[str], best: ChainFit, fits: list[ChainFit],
