@@ -65,8 +65,8 @@ def start_state(t: np.ndarray, q: np.ndarray) -> np.ndarray:
 def free_runs(record: Record, rig: ChainRig, exclude: Sequence[tuple[float, float]] = ()
               ) -> tuple[Decimated, list[slice]]:
     """The record's free motion a fit may see, decimated to FIT_RATE_HZ, and its gap-free
-    runs: without the hold before the release and the excluded (held-out) spans."""
-    check_record(record, rig)
+    runs: without the hold before the release and the excluded (held-out) spans. The
+    record is the rig's (check_record, which identify_chain runs before anything else)."""
     return decimated_runs(record, exclude, FIT_RATE_HZ)
 
 
