@@ -11,10 +11,7 @@ from hilrig.identify import (
     DEFAULT_METHOD,
     METHOD_NAMES,
     IdentificationResult,
-    Measurement,
     Progress,
-    identify,
-    identify_chain,
 )
 
 from ._data import RigSpec, Source, prepared
@@ -26,11 +23,20 @@ class FitError(RuntimeError):
     """A fit that failed numerically, in one line naming the data and what to try."""
 
 
-def _text_progress(label: str) -> Progress:
-    def show(fraction: float, message: str) -> None:
-        print(f"\r{label}: {100 * fraction:3.0f} % {message[:60]:<60}", end="",
+class _TextProgress:
+    """Progress on one line of stderr, ended by end() where anything was shown."""
+
+    def __init__(self, label: str) -> None:
+        self.label, self.shown = label, False
+
+    def __call__(self, fraction: float, message: str) -> None:
+        self.shown = True
+        print(f"\r{self.label}: {100 * fraction:3.0f} % {message[:60]:<60}", end="",
               file=sys.stderr, flush=True)
-    return show
+
+    def end(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
 
 
 def fit(source: Source, *, method: str = DEFAULT_METHOD, rig: RigSpec = None,
@@ -56,22 +62,15 @@ def fit(source: Source, *, method: str = DEFAULT_METHOD, rig: RigSpec = None,
                          f"{', '.join(METHOD_NAMES)}")
     data = prepared(source, rig=rig, unit=unit, zero=zero, tilt_deg=tilt_deg,
                     friction_law=friction_law)
-    if data.chain is not None and method != DEFAULT_METHOD:
-        raise ValueError(f"method {method} is for the Furuta rig; a {data.chain.kind} rig is "
-                         f"identified by {DEFAULT_METHOD}")
     name = data.data.capture_id or "the data"
-    show = _text_progress(f"fit {name}") if progress is True else progress or None
+    text = _TextProgress(f"fit {name}") if progress is True else None
+    show: Progress | None = text or (progress if callable(progress) else None)
     try:
-        if isinstance(data.data, Measurement):
-            return identify(data.data, method=method, progress=show)
-        assert data.chain is not None  # a Record is always prepared with its chain rig
-        return identify_chain(data.data, data.chain, progress=show)
+        return data.fit(method, show)
     except (np.linalg.LinAlgError, ArithmeticError) as exc:
-        hint = ("check the angles' unit and zero, the rig's tilt, or try another "
-                "friction_law" if data.chain else "check the angles' unit and zero and the "
-                "rig's parameters, or try another method")
         raise FitError(f"{name}: the fit failed numerically "
-                       f"({' '.join(str(exc).split()) or type(exc).__name__}); {hint}") from None
+                       f"({' '.join(str(exc).split()) or type(exc).__name__}); "
+                       f"{data.kind.numerical_hint}") from None
     finally:
-        if progress is True:
-            print(file=sys.stderr)
+        if text is not None:
+            text.end()

@@ -16,6 +16,7 @@ from hilrig.daq.acquisition import Capture, TriggerInfo
 from hilrig.daq.storage import CaptureFileError, Catalog, write_capture_csv, write_capture_h5
 from hilrig.drivers import SourceInfo
 from hilrig.identify import PARAM_NAMES, IdentificationResult, Measurement, Record
+from hilrig.identify.model import RIG_KINDS, parse_rig_kind
 from hilrig.identify.signal import simulated_measurement
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -104,6 +105,37 @@ def test_arrays_are_identified_as_a_file_would_be_and_their_units_checked():
     assert {"Fc1/nu1", "b1/nu1"} <= set(out.to_dataframe().index)
     with pytest.raises(ValueError, match="is for the Furuta rig"):
         hilrig.fit(record, rig="single", method="uas")
+
+
+@pytest.mark.parametrize("kind", RIG_KINDS)
+def test_every_rig_kind_takes_arrays_as_its_own_data(kind):
+    joints = parse_rig_kind(kind)[1]
+    t = np.arange(2000) / 1000.0
+    swing = 0.3 * np.sin(2 * math.pi * t)[:, None] * np.ones(joints)  # rad from hanging
+    data = hilrig.from_arrays(swing, t=t, rig=kind, zero="hanging", capture_id="a1")
+    assert isinstance(data, Measurement if kind == "furuta" else Record)
+    assert data.angles.shape == (2000, joints) and data.capture_id == "a1"
+
+
+def test_a_rig_of_another_kind_than_the_data_is_refused_in_one_line_before_any_fit(
+        capture_file, capsys):
+    from hilrig.identify import RigParams
+
+    with pytest.raises(ValueError, match="capture nb1 is of the Furuta rig, not single"):
+        hilrig.fit(capture_file, rig="single")
+    with pytest.raises(ValueError, match="a Measurement is of the Furuta rig, not nlink:2"):
+        hilrig.fit(hilrig.read(capture_file), rig="nlink:2")
+    record = hilrig.from_arrays(np.linspace(0.0, 0.5, 100), rate_hz=100.0, rig="single")
+    with pytest.raises(ValueError, match="RigParams describe the Furuta rig; these data "
+                                         "hold 1 link"):
+        hilrig.fit(record, rig=RigParams())
+    with pytest.raises(ValueError, match="rig nlink:2 has 2 link"):
+        hilrig.fit(record, rig="nlink:2")
+    with pytest.raises(ValueError, match="is for the Furuta rig"):
+        hilrig.fit(record, rig="single", method="uas", progress=True)
+    with pytest.raises(TypeError, match="source: a capture file's path.* not ndarray"):
+        hilrig.fit(np.zeros((10, 2)))
+    assert capsys.readouterr().err == ""  # no progress line was begun
 
 
 def test_a_csv_of_the_furuta_rig_is_read_in_the_unit_it_states(capture_file, tmp_path):
