@@ -20,7 +20,7 @@ import numpy as np
 
 from ...solvers import BlockJacobian
 
-__all__ = ["could_win_bic", "not_fitted_note", "score"]
+__all__ = ["could_win_bic", "not_fitted_note", "score", "score_and_step"]
 
 
 
@@ -30,6 +30,14 @@ def score(jac: BlockJacobian, r: np.ndarray, columns: np.ndarray) -> float:
     each with what the fitted variables could take out of them removed,
     g = C' r - B' A^-1 J' r, M = C' C - B' A^-1 B, A = J' J, B = J' C. One column
     gives the module's formula; c columns can win the BIC only if S exceeds c log n."""
+    return score_and_step(jac, r, columns)[0]
+
+
+def score_and_step(jac: BlockJacobian, r: np.ndarray, columns: np.ndarray
+                   ) -> tuple[float, np.ndarray]:
+    """score's S, and the terms' values that first order gives, -M^-1 g (the Gauss-Newton
+    step of the richer model from the fit, the fitted variables free to follow): where a
+    fit with the terms may start (NaN where M is singular)."""
     info = jac.gram()
     cross = np.column_stack([jac.rmatvec(columns[:, k]) for k in range(columns.shape[1])])
     along = np.linalg.lstsq(info, cross, rcond=None)[0]
@@ -38,10 +46,10 @@ def score(jac: BlockJacobian, r: np.ndarray, columns: np.ndarray) -> float:
     g = columns.T @ r - along.T @ jac.rmatvec(r)
     m = columns.T @ columns - cross.T @ along
     try:
-        s = float(g @ np.linalg.solve(m, g))
+        step = -np.linalg.solve(m, g)
     except np.linalg.LinAlgError:
-        return 0.0
-    return max(s, 0.0)
+        return 0.0, np.full(columns.shape[1], np.nan)
+    return max(float(-(g @ step)), 0.0), step
 
 
 def could_win_bic(statistic: float, columns: int, rows: int) -> bool:

@@ -238,7 +238,8 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
                  extras: tuple[str, ...] = (), laws: tuple[str, str] = BROWN_MCPHEE,
                  progress: Progress | None = None, warm: ShootingFit | None = None,
                  friction: np.ndarray | None = None,
-                 omega_t_start: float = GENERIC_START["omega_t"]) -> ShootingFit:
+                 omega_t_start: float = GENERIC_START["omega_t"],
+                 extra_start: dict[str, float] | None = None) -> ShootingFit:
     """The multiple-shooting fit of a capture (see module), each joint by its friction law.
 
     warm: a fit of the same capture to start from (its data, segments, rig, friction,
@@ -246,13 +247,14 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     runs. friction: with warm, the start of the friction (8, FRICTION_FREE order) where
     it is not the warm fit's own (a law that adds terms starts them off their null).
     omega_t_start below the coarse floor: the fit is on the finer one (FINE_FLOOR), where
-    that start is a start and not the floor again.
+    that start is a start and not the floor again. extra_start: with warm, the start of
+    extra terms warm lacks (their fitted variables, by name) instead of the usual one.
     """
     if warm is not None:
         problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
                                   start_weights(warm), extras, progress,
                                   sched=warm.problem.sched, floor=warm.problem.floor, laws=laws)
-        z = warm_start(problem, warm, friction)
+        z = warm_start(problem, warm, friction, extra_start)
         z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
         return finish(problem, z, res, warm.t_start, noise=warm.noise)
     prior = prior or RigPrior.of(m.rig)
@@ -304,10 +306,11 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
 
 
 def warm_start(problem: ShootingProblem, warm: ShootingFit,
-               friction: np.ndarray | None = None) -> np.ndarray:
+               friction: np.ndarray | None = None,
+               extra_start: dict[str, float] | None = None) -> np.ndarray:
     """z for `problem` from a fit of the same segments: its rig and states, its friction
     (or `friction`, FRICTION_FREE order) in problem's laws, its extra terms where problem
-    has them (the others from their usual start)."""
+    has them (the others from extra_start's fitted variable, else their usual start)."""
     old = warm.problem
     g_old = warm.z[:old.n_global]
     n_rig = problem.n_rig
@@ -318,8 +321,9 @@ def warm_start(problem: ShootingProblem, warm: ShootingFit,
         fr = problem.global_start(whole)[n_rig:n_rig + len(problem.friction_names)]
     start = problem.global_start(np.ones(len(FRICTION_FREE)))
     first_old, first_new = old.n_global - len(old.extras), problem.n_global - len(problem.extras)
+    given = extra_start or {}
     extras = [g_old[first_old + old.extras.index(e)] if e in old.extras
-              else start[first_new + k] for k, e in enumerate(problem.extras)]
+              else given.get(e, start[first_new + k]) for k, e in enumerate(problem.extras)]
     return np.concatenate([g_old[:n_rig], fr, extras, old.states(warm.z).ravel()])
 
 

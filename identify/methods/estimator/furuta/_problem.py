@@ -272,6 +272,12 @@ class ShootingProblem:
         u[_U["drag1/P4"]] = (math.exp(ex["drag1"]) if "drag1" in ex else rig.drag1) / p4
         return u
 
+    def pendulum_inertia(self, g: np.ndarray) -> float:
+        """P4 = J2x + m2 l2^2 of global variables g: what u divides the pendulum's
+        torques by (drag1/P4)."""
+        v = {n: math.exp(g[k]) for k, n in enumerate(RIG_VARIABLES)}
+        return v["j2x"] + v["m2"] * v["l2"] ** 2
+
     def du_dg(self, g: np.ndarray) -> np.ndarray:
         """d u / d g (len(u), n_global), by central differences of the cheap map."""
         out = np.zeros((len(NORMALISED), g.size))
