@@ -10,10 +10,11 @@
    hundredfold and its hump soaked up the viscous term), or mu_v so (the hump took the
    viscous term with omega_t well determined), or a term of the law held too loosely for
    its Wald interval (hump_weak); kept if its BIC is lower.
-3. Air drag on the pendulum when its score test says it might win the BIC; a cable on
-   the arm when the arm's residuals stay above the noise; kept where the fit also
-   identifies it or its joint is above the noise without it (a term it cannot pin down
-   on a joint already at the noise stands in for something else).
+3. Air drag on the pendulum when its score test says it might win the BIC (started from
+   the drag the test gives at first order, drag_start_of); a cable on the arm when the
+   arm's residuals stay above the noise; kept where the fit also identifies it or its
+   joint is above the noise without it (a term it cannot pin down on a joint already at
+   the noise stands in for something else).
 4. A joint the chosen model leaves on Coulomb + viscous while it stays above the noise
    given Brown-McPhee again, started from the chosen fit with a hump (_hump_again); where
    it wins, the extra terms that stood in for the hump taken away if the BIC agrees.
