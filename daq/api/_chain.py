@@ -63,13 +63,14 @@ def _from_csv(path: Path, rig: RigSpec, unit: str | None, zero: str | None,
 
 
 def _from_arrays(a: Arrays, _rig_spec: RigSpec) -> Record:
-    zero = a.zero or CHAIN.default_zero
+    zero = a.zero or "upright"
     check_convention(a, tuple(f"theta{j + 1}" for j in range(a.angles.shape[1])), zero, None)
     return Record(angles=chain_angles(a.angles, a.unit, zero), sample_index=a.sample_index,
                   rate_hz=a.rate_hz, t0_s=a.t0_s, capture_id=a.capture_id)
 
 
 def _fit(p: Prepared, method: str, progress: Progress | None) -> IdentificationResult:
+    assert isinstance(p.data, Record) and p.rig is not None  # (as every _from_* makes it)
     if method != DEFAULT_METHOD:
         raise ValueError(f"method {method} is for the Furuta rig; a {p.rig.kind} rig is "
                          f"identified by {DEFAULT_METHOD}")
@@ -78,6 +79,6 @@ def _fit(p: Prepared, method: str, progress: Progress | None) -> IdentificationR
 
 CHAIN = DataKind(
     name="chain", data_type=Record, from_capture=_from_capture, from_data=_from_data,
-    from_csv=_from_csv, from_arrays=_from_arrays, default_zero="upright", fit=_fit,
+    from_csv=_from_csv, from_arrays=_from_arrays, fit=_fit,
     numerical_hint="check the angles' unit and zero, the rig's tilt, or try another "
                    "friction_law")

@@ -56,7 +56,7 @@ def _from_arrays(a: Arrays, rig: RigSpec) -> Measurement:
         raise ValueError(f"from_arrays: the Furuta rig has 2 joints (arm, pendulum), the "
                          f"angles have {a.angles.shape[1]}; a chain rig is rig='single' or "
                          "'nlink:N'")
-    zero = a.zero or FURUTA.default_zero
+    zero = a.zero or "hanging"
     check_convention(a, ("arm", "pendulum"), zero, [False, True])
     return Measurement(angles=furuta_angles(a.angles, a.unit, zero),
                        sample_index=a.sample_index, rate_hz=a.rate_hz, t0_s=a.t0_s,
@@ -71,6 +71,6 @@ def _fit(p: Prepared, method: str, progress: Progress | None) -> IdentificationR
 
 FURUTA = DataKind(
     name="furuta", data_type=Measurement, from_capture=_from_capture, from_data=_from_data,
-    from_csv=_from_csv, from_arrays=_from_arrays, default_zero="hanging", fit=_fit,
+    from_csv=_from_csv, from_arrays=_from_arrays, fit=_fit,
     numerical_hint="check the angles' unit and zero and the rig's parameters, or try "
                    "another method")

@@ -79,7 +79,7 @@ class Prepared:
     data: Measurement | Record
     kind: DataKind
     #: what the kind's fit is told of the rig beyond the data (a chain's ChainRig)
-    rig: Any = None
+    rig: ChainRig | None = None
 
     def fit(self, method: str, progress: Progress | None) -> IdentificationResult:
         return self.kind.fit(self, method, progress)
@@ -102,8 +102,6 @@ class DataKind:
                         CaptureLimits | None], Prepared]
     #: arrays as the kind's data, their unit and zero checked
     from_arrays: Callable[[Arrays, RigSpec], Measurement | Record]
-    #: the zero from_arrays assumes where none is given
-    default_zero: str
     #: identify prepared data with `method` (checked against the identify's method names)
     fit: Callable[[Prepared, str, Progress | None], IdentificationResult]
     #: what to try when the kind's fit fails numerically

@@ -72,6 +72,11 @@ _U = {name: k for k, name in enumerate(NORMALISED)}
 _W = len(RIG_VARIABLES) + 1  # rig variables: the logs, then the tilt
 
 
+def _pendulum_inertia(v: dict[str, float]) -> float:
+    """P4 = J2x + m2 l2^2 of the rig's variables v (by name)."""
+    return v["j2x"] + v["m2"] * v["l2"] * v["l2"]
+
+
 def friction_bounds(floor: float = OMEGA_REF) -> tuple[np.ndarray, np.ndarray]:
     """Bounds of FRICTION_FREE in the fit: the shared ones, omega_t down to floor."""
     b = [LOG_BOUNDS[PARAM_NAMES.index(n)] for n in FRICTION_FREE]
@@ -255,7 +260,7 @@ class ShootingProblem:
         p1 = v["j1z"] + m1 * l1 * l1 + m2 * L1 * L1 + v["j2z"]
         p2 = m2 * l2 * l2 + v["j2y"] - v["j2z"]
         p3 = m2 * l2 * L1
-        p4 = v["j2x"] + m2 * l2 * l2
+        p4 = _pendulum_inertia(v)
         # normal forces from the fitted masses unless the config sets them
         fn0 = rig.Fn0 if rig.Fn0 is not None else (m1 + m2) * grav
         fn1 = rig.Fn1 if rig.Fn1 is not None else m2 * grav
@@ -275,8 +280,7 @@ class ShootingProblem:
     def pendulum_inertia(self, g: np.ndarray) -> float:
         """P4 = J2x + m2 l2^2 of global variables g: what u divides the pendulum's
         torques by (drag1/P4)."""
-        v = {n: math.exp(g[k]) for k, n in enumerate(RIG_VARIABLES)}
-        return v["j2x"] + v["m2"] * v["l2"] ** 2
+        return _pendulum_inertia({n: math.exp(g[k]) for k, n in enumerate(RIG_VARIABLES)})
 
     def du_dg(self, g: np.ndarray) -> np.ndarray:
         """d u / d g (len(u), n_global), by central differences of the cheap map."""

@@ -215,7 +215,7 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
         # 40 iterations left drag and cable together 3,700 BIC worse than the cable alone
         warm = best if set(best.extras) <= set(extras) else fit
         trial = fit_shooting(m, prior, extras=extras, laws=fit.problem.laws, progress=progress,
-                             warm=warm, extra_start=drag_start if warm is fit else None)
+                             warm=warm, extra_start=drag_start)
         if extras == ("drag1",):
             trial = replace(trial, drag_score=stat)
         fits.append(trial)
