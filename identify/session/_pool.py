@@ -187,7 +187,8 @@ def _estimate(results: Sequence[IdentificationResult], name: str, rows: np.ndarr
     a moved level's line at the covariate's mean (`trend`)."""
     sub = [results[i] for i in rows]
     v = _values(sub, name, rig)
-    first = (sub[0].rig if rig else sub[0].parameters)[name]
+    # the first capture that reports it: a term one capture's data chose is not another's
+    first = next(p for r in sub if (p := (r.rig if rig else r.parameters).get(name)))
     need = (len(sub) + 1) // 2
     if v is None or v.rows.size < need:
         seen = 0 if v is None else v.rows.size
@@ -246,8 +247,9 @@ def pool_results(results: Sequence[IdentificationResult],
     trends = {n: final.lines[n] for n, moved in final.moved.items()
               if moved and final.verdict == "drift"}
     parameters = {n: _estimate(rs, n, final.rows, trends.get(n), rig=False)
-                  for n in rs[0].parameters}
-    rig = {n: _estimate(rs, n, final.rows, None, rig=True) for n in rs[0].rig}
+                  for n in _names(rs, final.rows, rig=False)}
+    rig = {n: _estimate(rs, n, final.rows, None, rig=True)
+           for n in _names(rs, final.rows, rig=True)}
     report = _report(a, rs, xs)
     scatter = {n: fit.tau for n, fit in a.lines.items()}
     left_out = [e.capture_id for e in entries if not e.included]
@@ -257,6 +259,17 @@ def pool_results(results: Sequence[IdentificationResult],
         summary=_summary(a, report, covariate, left_out),
         parameters=parameters, rig=rig, drift=report, captures=entries, scatter=scatter,
         compute_seconds=round(compute_seconds, 3))
+
+
+def _names(results: Sequence[IdentificationResult], rows: np.ndarray, rig: bool) -> list[str]:
+    """Every quantity a capture of `rows` reports, in the order first reported: an extra
+    term (air drag, a cable) one capture's data chose and another's did not is the
+    session's too, over the captures that have it (_estimate: identified in k of n)."""
+    seen: dict[str, None] = {}
+    for i in rows:
+        for name in results[i].rig if rig else results[i].parameters:
+            seen.setdefault(name)
+    return list(seen)
 
 
 def _entry(r: IdentificationResult, xv: float, i: int) -> CaptureInSession:

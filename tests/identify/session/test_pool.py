@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from hilrig.identify import pool_results
+from hilrig.identify import ParameterEstimate, pool_results
 
 HOURS = np.linspace(0.0, 8.0, 10)
 TRUTH = {"mu_d0": 5e-4, "mu_s0": 7e-4, "mu_v0": 2.5e-4, "omega_t0": 5e-3,
@@ -103,3 +103,30 @@ def test_a_session_result_reads_back_from_its_json_and_prints_every_capture(nigh
     assert text.startswith("session night: drift over 10 captures")
     assert text.count("\n  c0") == 10
     assert "mu_v1     +1.2 %/h" in text
+
+
+def test_a_term_only_some_captures_chose_is_pooled_over_those_that_have_it(night,
+                                                                           capture_result):
+    """Each capture's data choose its extra terms: air drag in a few captures and not in
+    the first is the session's too, said to be identified in those few; a term in most
+    of them is pooled over them; one only a capture left out chose is not the session's.
+    (A session whose first capture, left out, had drag ended in a KeyError.)"""
+    results = night(HOURS)
+
+    def with_drag(r, value):
+        drag = ParameterEstimate(value=value, ci95=(value * 0.98, value * 1.02),
+                                 identifiable=True, note="N m s^2; a term the diagnostics chose")
+        return r.model_copy(update={"rig": {**r.rig, "drag1": drag}})
+
+    some = [with_drag(r, 2e-6) if k in (4, 7) else r for k, r in enumerate(results)]
+    r = pool_results(some, HOURS)
+    assert r.verdict == "no drift"
+    assert not r.rig["drag1"].identifiable
+    assert r.rig["drag1"].note.startswith("identified in 2 of 10 captures")
+    most = [with_drag(r, 2e-6) if k else r for k, r in enumerate(results)]
+    pooled = pool_results(most, HOURS).rig["drag1"]
+    assert pooled.identifiable and pooled.ci95[0] < 2e-6 < pooled.ci95[1]
+    assert "pooled over 9 captures" in pooled.note
+    inadequate = with_drag(capture_result(0, TRUTH, excess=2.4), 2e-6)
+    alone = pool_results([inadequate, *results[1:]], HOURS)
+    assert "drag1" not in alone.rig and alone.summary.startswith("no drift over 9 captures")
