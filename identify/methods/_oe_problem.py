@@ -99,23 +99,23 @@ def substep_schedule(d: Decimated, omega_ref: float = OMEGA_REF, max_sub: int = 
 
 
 def _substeps_needed(v: np.ndarray, a: np.ndarray, h: float, omega_ref: float = OMEGA_REF,
-                     max_sub: int = 16, default: int = 4) -> np.ndarray:
+                     max_sub: int = 16, default: int = 4, reach: float = 3.0) -> np.ndarray:
     """Substeps per interval (rows of v, a: (n, 2) magnitudes): where a joint's velocity
-    comes within reach of zero, enough RK4 steps that each changes it by at most half
-    of omega_ref, the sharpest friction transition resolved."""
+    comes within reach of zero (10 omega_ref, and `reach` intervals of its acceleration),
+    enough RK4 steps that each changes it by at most half of omega_ref, the sharpest
+    friction transition resolved."""
     need = np.ones(v.shape[0])
     for j in range(2):
-        band = 10.0 * omega_ref + 3.0 * a[:, j] * h
+        band = 10.0 * omega_ref + reach * a[:, j] * h
         near = v[:, j] < band
         nj = np.where(near, np.ceil(a[:, j] * h / (0.5 * omega_ref)), 1.0)
         need = np.maximum(need, np.where(np.isfinite(nj), nj, default))
     return np.clip(need, 1, max_sub).astype(np.int64)
 
 
-def _widened(sub: np.ndarray) -> np.ndarray:
-    """Each refined stretch widened by 3 intervals: the reversal may fall between grid
+def _widened(sub: np.ndarray, k: int = 3) -> np.ndarray:
+    """Each refined stretch widened by k intervals: the reversal may fall between grid
     points."""
-    k = 3
     padded = np.pad(sub, k, mode="edge")
     win = np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1)
     return win.max(axis=1).astype(np.int64)
@@ -127,26 +127,30 @@ RK4_STABLE_HL = 2.5
 
 def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int,
                        omega_ref: float = OMEGA_REF, max_sub: int = 16,
-                       rate: list[np.ndarray] | None = None) -> np.ndarray:
+                       rate: list[np.ndarray] | None = None, reach: float = 3.0,
+                       widen: int = 3) -> np.ndarray:
     """substep_schedule from simulated pieces instead of the measurement: q[i] the angles
     (m, 2) at grid points k[i] (consecutive), n intervals in all. A noisy capture's
     differentiated acceleration asks for the most substeps everywhere (on seed 000's
     Table V noise: 16 on 91 % of the intervals); a simulation of a fit asks only where
     the motion does. rate[i]: the friction's rate along piece i (identify.model
-    friction_rate): near zero velocity, substeps enough for RK4 to stay stable on it."""
+    friction_rate): near zero velocity, substeps enough for RK4 to stay stable on it.
+    reach, widen: the margin around each reversal, in intervals of its acceleration and
+    in whole intervals (_substeps_needed, _widened): the defaults allow for reversals a
+    fit moves by a few intervals before it is rescheduled."""
     sub = np.ones(n, dtype=np.int64)
     for i, (rows, piece) in enumerate(zip(k, q)):
         if piece.shape[0] < 3:
             continue
         v = np.gradient(piece, h, axis=0)
         a = np.gradient(v, h, axis=0)
-        need = _substeps_needed(np.abs(v), np.abs(a), h, omega_ref, max_sub)
+        need = _substeps_needed(np.abs(v), np.abs(a), h, omega_ref, max_sub, reach=reach)
         if rate is not None:
-            near = np.abs(v) < 10.0 * omega_ref + 3.0 * np.abs(a) * h
+            near = np.abs(v) < 10.0 * omega_ref + reach * np.abs(a) * h
             stable = np.where(near, np.ceil(rate[i] * h / RK4_STABLE_HL), 1.0).max(axis=1)
             need = np.maximum(need, np.clip(stable, 1, max_sub).astype(np.int64))
         sub[rows] = np.maximum(sub[rows], need)
-    return _widened(sub)
+    return _widened(sub, widen)
 
 
 class OutputErrorProblem:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         EXTRA_TERMS,
         FINE_FLOOR,
         FRICTION_FREE,
+        NEAR_MARGIN,
         Segments,
         ShootingProblem,
         friction_bounds,
@@ -53,8 +54,8 @@ _EXPORTS = {
         "RigPrior",
     ),
     "._problem": (
-        "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "Segments", "ShootingProblem",
-        "friction_bounds",
+        "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "NEAR_MARGIN", "Segments",
+        "ShootingProblem", "friction_bounds",
     ),
     "._result": (
         "identify_multiple_shooting",
@@ -70,8 +71,8 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CAD_UNCERTAINTY", "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FIT_RATE_HZ", "FRICTION_FREE",
-    "NOT_SEPARABLE", "OVERLAP_S", "RIG_VARIABLES", "RigPrior", "SCALE_FREE", "SEGMENT_S",
-    "Segments", "ShootingFit", "ShootingProblem", "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY",
-    "fit_shooting", "friction_bounds", "identify_multiple_shooting", "rig_estimates",
-    "score_statistic", "segment_states", "select_model",
+    "NEAR_MARGIN", "NOT_SEPARABLE", "OVERLAP_S", "RIG_VARIABLES", "RigPrior", "SCALE_FREE",
+    "SEGMENT_S", "Segments", "ShootingFit", "ShootingProblem", "TILT_UNCERTAINTY_DEG",
+    "WEIGHED_UNCERTAINTY", "fit_shooting", "friction_bounds", "identify_multiple_shooting",
+    "rig_estimates", "score_statistic", "segment_states", "select_model",
 ]

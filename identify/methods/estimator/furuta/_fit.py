@@ -350,12 +350,14 @@ def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float,
     weights by more than 20 %), then the covariance. noise: the data's own (noise_sigma)
     where problem is weighed otherwise."""
     noise = problem.sigma.copy() if noise is None else np.asarray(noise, dtype=np.float64)
+    z, res = _covered(problem, z, res)
     resid = problem.data_residuals(z).reshape(-1, 2) * problem.sigma
     rms = np.sqrt((resid ** 2).mean(axis=0))
     weights = np.maximum(rms, noise * WEIGHT_FLOOR)
     if np.any(np.abs(weights / problem.sigma - 1.0) > 0.2):
         problem.reweigh(weights)
         z, res = fit_free(problem, z, np.arange(z.size), 10, sigma_tol=0.1)
+        z, res = _covered(problem, z, res)
     data = res.fun[:problem.n_data].reshape(-1, 2)
     infl = joint_inflation(data)
     jac: BlockJacobian = res.jac.j
@@ -376,6 +378,14 @@ def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float,
     return ShootingFit(problem, z, cov, rms, noise, infl, problem.nfev, res.njev,
                        res.message, t_start,
                        crb=cramer_rao(jac, problem.sigma / noise, problem.n_data, prior_info))
+
+
+def _covered(problem: ShootingProblem, z: np.ndarray, res: Any) -> tuple[np.ndarray, Any]:
+    """z refitted where the fit moved a reversal out of the stretch its substeps refine
+    (ShootingProblem.cover): what is reported is simulated as finely as it was scheduled."""
+    if problem.cover(z):
+        z, res = fit_free(problem, z, np.arange(z.size), 10, sigma_tol=0.1)
+    return z, res
 
 
 def cramer_rao(jac: BlockJacobian, scale: np.ndarray, n_data: int,

@@ -95,3 +95,35 @@ def test_a_joint_held_near_zero_velocity_gets_substeps_enough_for_rk4_to_stay_st
                                 rate=[rate])
     assert plain.max() == 1
     assert np.all(stable == 4)  # ceil(10 / RK4_STABLE_HL)
+
+
+def test_the_substeps_refine_only_the_intervals_next_to_each_reversal():
+    """The fit's margin refines a subset of what the measured schedule's (3 intervals of
+    the acceleration, widened by 3) does, at a fraction of the substeps, and simulates the
+    same angles: both within a small share of the noise of a simulation with four times
+    the substeps everywhere."""
+    p, z = _problem(Realism(seed=2, jitter_counts=1))
+    p.reschedule(z, (3.0, 3))
+    wide = p.sched.copy()
+    r_wide = p.data_residuals(z).copy()  # in units of each joint's noise
+    p.reschedule(z)
+    near = p.sched.copy()
+    r_near = p.data_residuals(z).copy()
+    p.sched = wide * 4
+    r_fine = p.data_residuals(z).copy()
+    assert np.all(near <= wide)
+    assert near.sum() - near.size < 0.7 * (wide.sum() - wide.size)  # substeps added
+    assert (near > 1).any()
+    assert np.abs(r_near - r_fine).max() <= max(2 * np.abs(r_wide - r_fine).max(), 0.05)
+
+
+def test_cover_refines_again_a_reversal_the_fit_moved_and_only_then():
+    p, z = _problem(Realism(seed=2, jitter_counts=1))
+    p.reschedule(z)
+    assert not p.cover(z)  # z's own reversals: already refined
+    before = p.sched.copy()
+    moved = z.copy()
+    moved[p.n_global + 2::4] *= 1.3  # every segment starts faster: its reversals come later
+    assert p.cover(moved)
+    assert np.all(p.sched >= before) and (p.sched > before).any()
+    assert not p.cover(moved)
