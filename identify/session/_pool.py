@@ -89,11 +89,16 @@ class _Analysis:
     without: _Analysis | None = None
 
 
+def _quantities(r: IdentificationResult, rig: bool) -> dict[str, ParameterEstimate]:
+    """A capture's rig quantities, or its friction parameters."""
+    return r.rig if rig else r.parameters
+
+
 def _values(results: Sequence[IdentificationResult], name: str, rig: bool = False
             ) -> _Values | None:
     rows, y, own, common, logs = [], [], [], [], []
     for i, r in enumerate(results):
-        p = (r.rig if rig else r.parameters).get(name)
+        p = _quantities(r, rig).get(name)
         used = _usable(p)
         if p is None or used is None or p.ci95 is None:
             continue
@@ -188,12 +193,12 @@ def _estimate(results: Sequence[IdentificationResult], name: str, rows: np.ndarr
     sub = [results[i] for i in rows]
     v = _values(sub, name, rig)
     # the first capture that reports it: a term one capture's data chose is not another's
-    first = next(p for r in sub if (p := (r.rig if rig else r.parameters).get(name)))
+    first = next(p for r in sub if (p := _quantities(r, rig).get(name)) is not None)
     need = (len(sub) + 1) // 2
     if v is None or v.rows.size < need:
         seen = 0 if v is None else v.rows.size
         assumed = [p.value if p.value is not None else p.assumed
-                   for r in sub if (p := (r.rig if rig else r.parameters).get(name))]
+                   for r in sub if (p := _quantities(r, rig).get(name))]
         known = [a for a in assumed if a is not None]
         return ParameterEstimate(
             value=None, ci95=None, identifiable=False,
@@ -267,7 +272,7 @@ def _names(results: Sequence[IdentificationResult], rows: np.ndarray, rig: bool)
     session's too, over the captures that have it (_estimate: identified in k of n)."""
     seen: dict[str, None] = {}
     for i in rows:
-        for name in results[i].rig if rig else results[i].parameters:
+        for name in _quantities(results[i], rig):
             seen.setdefault(name)
     return list(seen)
 

@@ -212,12 +212,12 @@ class ShootingProblem:
 
     def _schedule_at(self, z: np.ndarray, margin: tuple[float, int]) -> np.ndarray:
         n = self.seg.count
-        sims = self._run(np.repeat(self.u_of(z[:self.n_global])[None], n, axis=0),
-                         self.states(z), np.arange(n))
+        u = self.u_of(z[:self.n_global])
+        sims = self._run(np.repeat(u[None], n, axis=0), self.states(z), np.arange(n))
         k = [first + np.arange(length) for first, length in zip(self.seg.start, self.seg.length)]
         rate = None
         if self.floor == FINE_FLOOR:  # only a transition this sharp outruns RK4's stability
-            rig, fr = equivalent_rigs(self.u_of(z[:self.n_global])[None])
+            rig, fr = equivalent_rigs(u[None])
             c = coefficients(rig[0], fr[0])
             rate = [friction_rate(c, sim[:, 1], self.floor[0]) for sim in sims]
         return simulated_schedule(k, sims, self.d.h, self.sched.size, omega_ref=self.floor[0],
