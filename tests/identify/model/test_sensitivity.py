@@ -15,6 +15,7 @@ from hilrig.identify import TABLE_III_TRUTH, RigParams
 from hilrig.identify.model import (
     N_COEFF,
     acceleration_derivatives,
+    acceleration_of,
     coefficient_jacobian,
     coefficients,
     equivalent_rigs,
@@ -80,13 +81,37 @@ def test_the_derivatives_by_the_rig_and_friction_match_central_differences(case)
         assert np.abs(dq_du[:, :, i] - fd).max() <= 1e-4 * scale, f"u[{i}]"
 
 
+@pytest.mark.parametrize("state", [(0.2, 0.7, 1.3, -2.1), (-1.1, 2.6, -0.004, 0.3)])
+def test_each_derivative_of_the_accelerations_matches_a_central_difference(state):
+    # every column written out by hand: by the four states and by each coefficient, with
+    # the cable and the drag on and the arm near a reversal (inside its friction's ramp)
+    rig = RigParams(tilt_deg=12.0, spring0=2e-3, spring_rest0_deg=5.0, drag1=4e-6)
+    c = coefficients(rig.as_array(), TABLE_III_TRUTH.as_array())
+    x = np.array(state)
+    da = np.empty((2, 4 + N_COEFF))
+    a = acceleration_derivatives(c, *x, da)
+    assert a == pytest.approx(acceleration_of(c, *x), rel=1e-15)
+    for i in range(4 + N_COEFF):
+        xp, xm, cp, cm = x.copy(), x.copy(), c.copy(), c.copy()
+        if i < 4:
+            step = 1e-5 * max(abs(x[i]), 1e-2)  # the ramp is 1e-3 rad/s wide
+            xp[i] += step
+            xm[i] -= step
+        else:
+            step = 1e-4 * max(abs(c[i - 4]), 1e-3)  # rounding ~1e-16 |q''| / step
+            cp[i - 4] += step
+            cm[i - 4] -= step
+        fd = (np.array(acceleration_of(cp, *xp)) - np.array(acceleration_of(cm, *xm))) / (2 * step)
+        assert da[:, i] == pytest.approx(fd, rel=1e-6, abs=1e-8 * max(1.0, np.abs(fd).max())), i
+
+
 @pytest.mark.parametrize("th1", [0.3, 1.6, 2.9])
 def test_friction_rate_is_the_accelerations_derivative_by_the_joints_own_velocity_at_rest(th1):
     # at zero velocity the friction's slope alone moves q''_j with q'_j (no Coriolis term)
     rig = RigParams(tilt_deg=12.0).as_array()
     c = coefficients(rig, TABLE_III_TRUTH.as_array())
-    da, work = np.empty((2, 4 + N_COEFF)), np.empty((5, 4 + N_COEFF))
-    acceleration_derivatives(c, 0.1, th1, 0.0, 0.0, da, work)
+    da = np.empty((2, 4 + N_COEFF))
+    acceleration_derivatives(c, 0.1, th1, 0.0, 0.0, da)
     rate = friction_rate(c, np.array([th1]))[0]
     assert rate == pytest.approx([-da[0, 2], -da[1, 3]], rel=1e-9)
 
