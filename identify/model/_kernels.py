@@ -46,7 +46,7 @@ _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
     (("hilrig.identify.model._sensitivity", "sensitivity_jobs_into",
       ("f1", "i1", "f2", "i1", "i1", "f", "i1", "i1", "i", "i", "f2", "f3")),),
     (("hilrig.identify.model._segments", "simulate_jobs_into",
-      ("f2", "f2", "f2", "i1", "f1", "i1", "i1", "f", "i1", "i1", "i", "i", "f2")),
+      ("f2", "f2", "f2", "i1", "f1", "f1", "i1", "i1", "f", "i1", "i1", "i", "i", "f2")),
      ("hilrig.identify.model._simulate", "simulate_scheduled",
       ("f1", "f1", "f1", "f", "f", "f", "i1")),
      ("hilrig.identify.model._equations", "coefficients", ("f1", "f1")),

@@ -17,14 +17,16 @@ def fit_percent(simulated: np.ndarray, measured: np.ndarray) -> np.ndarray:
     100 (1 - sum (x^ - x)^2 / sum (x - mean x)^2), x measured, x^ simulated; NaN for a
     column that never changed.
     """
-    simulated = np.asarray(simulated, dtype=np.float64)
-    measured = np.asarray(measured, dtype=np.float64)
-    sse = ((simulated - measured) ** 2).sum(axis=0)
-    sst = ((measured - measured.mean(axis=0)) ** 2).sum(axis=0)
+    # one contiguous row per column: numpy's reductions down the columns of a (n, 2)
+    # array ran 4-12 times slower, 56 ms of every Furuta identification at 10 kHz
+    simulated = np.ascontiguousarray(np.asarray(simulated, dtype=np.float64).T)
+    measured = np.ascontiguousarray(np.asarray(measured, dtype=np.float64).T)
+    sse = ((simulated - measured) ** 2).sum(axis=-1)
+    sst = ((measured - measured.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         fit = 100.0 * (1.0 - sse / sst)
     # a column that never changed has no variance to explain (its sst is rounding error)
-    return np.where(np.ptp(measured, axis=0) > 0, fit, np.nan)
+    return np.where(np.ptp(measured, axis=-1) > 0, fit, np.nan)
 
 
 def normalized_compute_time(compute_s: float, capture_s: float, rate_hz: float) -> float:

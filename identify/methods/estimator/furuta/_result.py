@@ -18,6 +18,7 @@ from ....model import (
     ensure_compiled,
     equivalent_rigs,
     simulate_from,
+    simulate_jobs,
 )
 from ....results import IdentificationResult, ParameterEstimate, Response, fit_percent, response_of
 from ....signal import Measurement
@@ -142,14 +143,23 @@ def _stitched_fit(m: Measurement, fit: ShootingFit
     t = m.t
     t_end = [float(p.seg_t0[s + 1]) if s + 1 < p.seg.count else float(t[-1]) + 1.0
              for s in range(p.seg.count)]
+    spans = [(s, rows) for s in range(p.seg.count)
+             if (rows := np.flatnonzero((t >= p.seg_t0[s] - 1e-12) & (t < t_end[s]))).size >= 3]
+    # every segment at once, on every core: samples k steps of 1/rate after its first
+    # (lost frames leave gaps in k), from the segment's state at its own start
+    at = [m.sample_index[rows] - m.sample_index[rows[0]] for _, rows in spans]
+    length = np.array([int(k[-1]) + 1 for k in at], np.int64)
+    offset = np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64)
+    which = np.array([s for s, _ in spans], np.int64)
+    count = which.size
+    sim_all = simulate_jobs(np.repeat(rig, count, axis=0), np.repeat(fr, count, axis=0),
+                            states[which], np.arange(count, dtype=np.int64), p.seg_t0[which],
+                            offset, length, 1.0 / m.rate_hz,
+                            np.ones(int(length.sum()), np.int64), offset, int(length.sum()),
+                            seg_t_first=np.array([t[r[0]] for _, r in spans]))
     sims, meas, per_segment, times = [], [], [], []
-    for s in range(p.seg.count):
-        rows = np.flatnonzero((t >= p.seg_t0[s] - 1e-12) & (t < t_end[s]))
-        if rows.size < 3:
-            continue
-        idx = m.sample_index[rows] - m.sample_index[rows[0]]
-        sim = simulate_from(rig[0], fr[0], states[s], float(p.seg_t0[s]), float(t[rows[0]]),
-                            1.0 / m.rate_hz, int(idx[-1]) + 1, 1)[idx]
+    for (_, rows), k, o in zip(spans, at, offset, strict=True):
+        sim = sim_all[o + k]
         sims.append(sim)
         meas.append(m.angles[rows])
         times.append(t[rows])
