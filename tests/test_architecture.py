@@ -24,7 +24,9 @@ PACKAGES = ("daq", "drivers", "identify", "firmware_protocol")
 ALLOWED = {
     "firmware_protocol": {"numpy"},
     # report/ plots; results/_frames.py the notebook extra's DataFrames, imported on use
-    "identify": {"numpy", "scipy", "numba", "pydantic", "matplotlib", "pandas"},
+    # threadpoolctl: BLAS on one thread while an identification's kernels use the cores
+    "identify": {"numpy", "scipy", "numba", "pydantic", "matplotlib", "pandas",
+                 "threadpoolctl"},
     "drivers": {"numpy", "pydantic", "hilrig.firmware_protocol", "hilrig.identify", "serial",
                 "serial_asyncio_fast"},
 }

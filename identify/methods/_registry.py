@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from .._progress import Progress
-from ..model import JOINT_NAMES
+from ..model import JOINT_NAMES, blas_on_one_thread
 from ..results import IdentificationResult
 from ..signal import Measurement, require_motion
 from ._grey_box import METHOD as GREY_BOX
@@ -44,6 +44,7 @@ if tuple(sorted(METHODS)) != METHOD_NAMES or DEFAULT_METHOD != ESTIMATOR:
     raise ImportError("hilrig.identify.methods._names no longer lists the registry's methods")
 
 
+@blas_on_one_thread
 def identify(m: Measurement, method: str = DEFAULT_METHOD,
              progress: Progress | None = None) -> IdentificationResult:
     """Run the named method on a measurement (a ValueError, before any work, where a joint

@@ -89,6 +89,7 @@ if TYPE_CHECKING:
         simulate_rk4,
         simulate_scheduled,
     )
+    from ._threads import blas_on_one_thread
     from .chain import (
         CHAIN_FRICTION_TERMS,
         ChainParams,
@@ -146,6 +147,9 @@ _EXPORTS = {
     "._segments": (
         "simulate_jobs",
     ),
+    "._threads": (
+        "blas_on_one_thread",
+    ),
     "._sensitivity": (
         "acceleration_derivatives", "coefficient_jacobian", "simulate_jobs_sensitivity",
         "simulate_sensitivity",
@@ -166,7 +170,7 @@ __all__ = [
     "BASE_NAMES", "NORMALISED", "RIG_QUANTITIES", "base_parameters", "equivalent_rigs",
     "normalised", "rig_quantities",
     "KERNELS", "compile_in_background", "ensure_compiled",
-    "simulate_jobs", "acceleration_derivatives", "coefficient_jacobian",
+    "blas_on_one_thread", "simulate_jobs", "acceleration_derivatives", "coefficient_jacobian",
     "simulate_jobs_sensitivity", "simulate_sensitivity", "N_COEFF", "acceleration_of",
     "coefficients",
     "COUNTS_PER_REV", "DRIFT_LIMIT", "FRICTION_TERMS", "G_ACCEL", "JOINT_NAMES", "PARAM_NAMES",

@@ -22,6 +22,7 @@ from ....model import (
     CHAIN_FRICTION_TERMS,
     ChainParams,
     ChainRig,
+    blas_on_one_thread,
     ensure_compiled,
     inertial_names,
     parse_rig_kind,
@@ -165,6 +166,7 @@ def _per_joint(x: np.ndarray, names: Sequence[str]) -> dict[str, float]:
     return {n: round(float(v), 3) for n, v in zip(names, x, strict=True)}
 
 
+@blas_on_one_thread
 def identify_chain(record: Record, rig: ChainRig, *, segment_s: float | None = None,
                    exclude: Sequence[tuple[float, float]] = (), scale: Scale | None = None,
                    progress: Progress | None = None) -> IdentificationResult:

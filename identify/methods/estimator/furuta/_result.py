@@ -15,6 +15,7 @@ from ....model import (
     JOINT_NAMES,
     PARAM_NAMES,
     QUANTUM,
+    blas_on_one_thread,
     ensure_compiled,
     equivalent_rigs,
     simulate_from,
@@ -205,6 +206,7 @@ def _release(m: Measurement, fit: ShootingFit, t_start: float) -> dict[str, Any]
             "found": bool(bad.size)}
 
 
+@blas_on_one_thread
 def identify_multiple_shooting(m: Measurement, progress: Progress | None = None, *,
                                prior: RigPrior | None = None,
                                extras: tuple[str, ...] | None = None) -> IdentificationResult:

@@ -394,30 +394,22 @@ def _sensor_captures(*which: int):
 
 
 @pytest.mark.slow
-def test_a_noisy_sensor_capture_is_fitted_at_the_noise_and_no_term_gets_a_null_interval(
-        monkeypatch):
+def test_a_noisy_sensor_capture_is_fitted_at_the_noise_and_no_term_gets_a_null_interval():
     """On bench_coverage's noisy-sensor capture 33 the arm stayed 1.58 times above the
     noise with mu_d0 33 % off and mu_v0 at 1.3e-9 with an interval of zero width; the
-    chosen model's restarts from other omega_t brought it to the noise. Since the fit
-    compares its simulation with the angles at the block times, not the block means
-    (identify.signal.point_values), the first fit lands there on its own: with or
-    without the restart, it is at the noise and no term has an interval of zero width."""
-    import hilrig.identify.methods.estimator.furuta._select as select
+    chosen model's restarts from other omega_t bring it to the noise. Where the first fit
+    lands depends on the last digits of its least-squares steps: with BLAS on two threads
+    it reached the noise on its own, on one thread (as every identification now runs) it
+    stops 1.6 times above it, as it first did, and the restarts take it down."""
     cap = _sensor_captures(33)[33]
     r = identify(cap.measurement, "shooting")
-    monkeypatch.setattr(select, "CHOSEN_RESTART_EXCESS", 5.0)  # no restart
-    unrestarted = identify(cap.measurement, "shooting")
-    # mu_d0 ends 3.07 % high with this machine's OpenBLAS kernels (Haswell), 3.18 % with
-    # Sandybridge's: the last digits of a least-squares step move a noisy arm's Coulomb
-    # level by 0.1 point, so it is held to the issue's 5 %, the pendulum's terms to 3 %
+    assert max(r.diagnostics["residual_over_noise"].values()) < 1.1
+    # held to the issue's 5 % on the noisy arm's Coulomb level, the pendulum's terms to 3 %
     within = {"mu_d0": 0.05, "mu_d1": 0.03, "mu_v1": 0.03}
-    for result in (r, unrestarted):
-        assert max(result.diagnostics["residual_over_noise"].values()) < 1.1
-        for name, rel in within.items():
-            assert result.parameters[name].value == pytest.approx(getattr(cap.friction, name),
-                                                                  rel=rel)
-        for p in result.parameters.values():
-            assert p.ci95 is None or p.ci95[1] > p.ci95[0]
+    for name, rel in within.items():
+        assert r.parameters[name].value == pytest.approx(getattr(cap.friction, name), rel=rel)
+    for p in r.parameters.values():
+        assert p.ci95 is None or p.ci95[1] > p.ci95[0]
 
 
 def test_a_joint_whose_hump_took_its_viscous_term_is_tried_without_the_hump():
