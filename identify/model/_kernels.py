@@ -1,7 +1,7 @@
 """The compiled kernels each rig kind's estimator needs, compiled ahead in child processes.
 
 Numba compiles a kernel on its first call and keeps the machine code on disk
-(cache=True), so only the first identification after an install pays for it: about 5 s
+(cache=True), so only the first identification after an install pays for it: about 3 s
 on a 2-core machine, most of it the multiple-shooting sensitivity kernel. In the
 caller's process that time is serial (numba holds one compiler lock), and a Ctrl-C
 during it can come out as a numba typing error or be swallowed in an LLVM callback.
