@@ -105,12 +105,19 @@ def _substeps_needed(v: np.ndarray, a: np.ndarray, h: float, omega_ref: float = 
     enough RK4 steps that each changes it by at most half of omega_ref, the sharpest
     friction transition resolved."""
     need = np.ones(v.shape[0])
+    near_all = _near_reversal(v, a, h, omega_ref, reach)
     for j in range(2):
-        band = 10.0 * omega_ref + reach * a[:, j] * h
-        near = v[:, j] < band
+        near = near_all[:, j]
         nj = np.where(near, np.ceil(a[:, j] * h / (0.5 * omega_ref)), 1.0)
         need = np.maximum(need, np.where(np.isfinite(nj), nj, default))
     return np.clip(need, 1, max_sub).astype(np.int64)
+
+
+def _near_reversal(v: np.ndarray, a: np.ndarray, h: float, omega_ref: float,
+                   reach: float) -> np.ndarray:
+    """Where each joint's speed v is within reach of zero (a: |acceleration|): 10
+    omega_ref, and `reach` intervals of its acceleration."""
+    return v < 10.0 * omega_ref + reach * a * h
 
 
 def _widened(sub: np.ndarray, k: int = 3) -> np.ndarray:
@@ -146,7 +153,7 @@ def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: in
         a = np.gradient(v, h, axis=0)
         need = _substeps_needed(np.abs(v), np.abs(a), h, omega_ref, max_sub, reach=reach)
         if rate is not None:
-            near = np.abs(v) < 10.0 * omega_ref + reach * np.abs(a) * h
+            near = _near_reversal(np.abs(v), np.abs(a), h, omega_ref, reach)
             stable = np.where(near, np.ceil(rate[i] * h / RK4_STABLE_HL), 1.0).max(axis=1)
             need = np.maximum(need, np.clip(stable, 1, max_sub).astype(np.int64))
         sub[rows] = np.maximum(sub[rows], need)

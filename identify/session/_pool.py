@@ -198,7 +198,7 @@ def _estimate(results: Sequence[IdentificationResult], name: str, rows: np.ndarr
     if v is None or v.rows.size < need:
         seen = 0 if v is None else v.rows.size
         assumed = [p.value if p.value is not None else p.assumed
-                   for r in sub if (p := _quantities(r, rig).get(name))]
+                   for r in sub if (p := _quantities(r, rig).get(name)) is not None]
         known = [a for a in assumed if a is not None]
         return ParameterEstimate(
             value=None, ci95=None, identifiable=False,
