@@ -98,22 +98,24 @@ def substep_schedule(d: Decimated, omega_ref: float = OMEGA_REF, max_sub: int = 
     return _widened(sub)
 
 
-def _substeps_needed(v: np.ndarray, a: np.ndarray, h: float, omega_ref: float = OMEGA_REF,
-                     max_sub: int = 16, default: int = 4, reach: float = 3.0) -> np.ndarray:
+def _substeps_needed(v: np.ndarray, a: np.ndarray, h: float,
+                     omega_ref: float | np.ndarray = OMEGA_REF, max_sub: int = 16,
+                     default: int = 4, reach: float = 3.0) -> np.ndarray:
     """Substeps per interval (rows of v, a: (n, 2) magnitudes): where a joint's velocity
     comes within reach of zero (10 omega_ref, and `reach` intervals of its acceleration),
     enough RK4 steps that each changes it by at most half of omega_ref, the sharpest
-    friction transition resolved."""
+    friction transition resolved (one for both joints, or one per joint: (2,))."""
     need = np.ones(v.shape[0])
     near_all = _near_reversal(v, a, h, omega_ref, reach)
+    ref = np.broadcast_to(np.asarray(omega_ref, dtype=np.float64), (2,))
     for j in range(2):
         near = near_all[:, j]
-        nj = np.where(near, np.ceil(a[:, j] * h / (0.5 * omega_ref)), 1.0)
+        nj = np.where(near, np.ceil(a[:, j] * h / (0.5 * ref[j])), 1.0)
         need = np.maximum(need, np.where(np.isfinite(nj), nj, default))
     return np.clip(need, 1, max_sub).astype(np.int64)
 
 
-def _near_reversal(v: np.ndarray, a: np.ndarray, h: float, omega_ref: float,
+def _near_reversal(v: np.ndarray, a: np.ndarray, h: float, omega_ref: float | np.ndarray,
                    reach: float) -> np.ndarray:
     """Where each joint's speed v is within reach of zero (a: |acceleration|): 10
     omega_ref, and `reach` intervals of its acceleration."""
@@ -133,7 +135,7 @@ RK4_STABLE_HL = 2.5
 
 
 def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int,
-                       omega_ref: float = OMEGA_REF, max_sub: int = 16,
+                       omega_ref: float | np.ndarray = OMEGA_REF, max_sub: int = 16,
                        rate: list[np.ndarray] | None = None, reach: float = 3.0,
                        widen: int = 3) -> np.ndarray:
     """substep_schedule from simulated pieces instead of the measurement: q[i] the angles

@@ -177,11 +177,13 @@ def inverse_dynamics(rig: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.nda
     return f
 
 
-def friction_rate(c: np.ndarray, th1: np.ndarray, omega_t_min: float = 0.0) -> np.ndarray:
+def friction_rate(c: np.ndarray, th1: np.ndarray,
+                  omega_t_min: float | np.ndarray = 0.0) -> np.ndarray:
     """The largest rate |d q''_j / d q'_j| (1/s) each joint's friction reaches, at pendulum
     angles th1: (len(th1), 2). Its slope at zero velocity (the Coulomb tanh, the Stribeck
     bump and the viscous term; omega_t taken no wider than omega_t_min, the sharpest a fit
-    may reach) over the joint's own inertia, (H^-1)_jj of the coefficients c.
+    may reach, one for both joints or one per joint) over the joint's own inertia,
+    (H^-1)_jj of the coefficients c.
 
     Classic RK4 is stable on a rate lambda only for steps h with h lambda below about 2.8.
     A joint that friction holds still asks no substeps for accuracy (it does not
@@ -192,9 +194,10 @@ def friction_rate(c: np.ndarray, th1: np.ndarray, omega_t_min: float = 0.0) -> n
     h11, h12, h22 = c[0] + c[3] * s * s, -c[1] * co, c[2]
     det = h11 * h22 - h12 * h12
     out = np.empty((th1.size, 2))
+    widest = np.broadcast_to(np.asarray(omega_t_min, dtype=np.float64), (2,))
     for j, inertia_inv in enumerate((h22 / det, h11 / det)):
         k = 7 + 4 * j
-        sharp = max(float(c[k + 2]), 1.0 / omega_t_min if omega_t_min > 0 else 0.0)
+        sharp = max(float(c[k + 2]), 1.0 / widest[j] if widest[j] > 0 else 0.0)
         # d/dv of c_k tanh(4 r) + c_k+1 r / d(r)^2 at r = v sharp = 0: 4 c_k + c_k+1 / 0.5625
         slope = sharp * abs(4.0 * c[k] + c[k + 1] / 0.5625) + abs(float(c[k + 3]))
         out[:, j] = slope * np.abs(inertia_inv)

@@ -121,3 +121,11 @@ def test_a_sharper_floor_asks_for_a_proportionally_higher_rate():
     th1 = np.array([1.0])
     wide, sharp = friction_rate(c, th1), friction_rate(c, th1, omega_t_min=1e-4)
     assert np.all(sharp > 10 * wide)
+
+
+def test_each_joint_may_have_its_own_sharpest_transition():
+    c = coefficients(RigParams().as_array(), TABLE_III_TRUTH.as_array())
+    th1 = np.array([0.4, 1.0])
+    per_joint = friction_rate(c, th1, omega_t_min=np.array([1e-4, 2e-3]))
+    assert per_joint[:, 0] == pytest.approx(friction_rate(c, th1, omega_t_min=1e-4)[:, 0])
+    assert per_joint[:, 1] == pytest.approx(friction_rate(c, th1, omega_t_min=2e-3)[:, 1])

@@ -255,6 +255,8 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
                                   start_weights(warm), extras, progress,
                                   sched=warm.problem.sched, floor=warm.problem.floor, laws=laws)
         z = warm_start(problem, warm, friction, extra_start)
+        if problem.floor == FINE_FLOOR:  # its substeps follow the transitions it starts with
+            problem.reschedule(z)
         z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
         return finish(problem, z, res, warm.t_start, noise=warm.noise)
     prior = prior or RigPrior.of(m.rig)

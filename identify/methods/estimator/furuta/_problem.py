@@ -63,10 +63,22 @@ OMEGA_COULOMB = 1e-2
 #: substeps per interval it may take near a reversal to do so: (floor, substeps). The
 #: coarse one is the other methods'; the fine one is taken only when a joint's fit
 #: reaches the coarse floor while spending long near zero velocity (an arm with omega_t
-#: 1.3e-3 had mu_v 20 % off at 2.5e-3 and 0.0 % at 5e-4), since it costs 1.5-2 times
-#: as much everywhere; at 2e-4 the sensitivities of so stiff a transition overflowed
+#: 1.3e-3 had mu_v 20 % off at 2.5e-3 and 0.0 % at 5e-4), since it costs more. It is the
+#: sharpest transition the realistic captures draw, 1e-4: the schedule keeps RK4 stable
+#: where friction holds a joint (friction_rate; without that, 2e-4 overflowed the
+#: sensitivities). At 5e-4, bench_speed's realistic capture 8 (arm 3.6e-4) stayed at 2.3
+#: times the noise and took a drag and a cable it does not have, in 17-27 s; at 1e-4 its
+#: omega_t comes out 3.6e-4, the arm at 0.68 times the noise, in 2.4 s
 COARSE_FLOOR = (OMEGA_REF, 16)
-FINE_FLOOR = (5e-4, 64)
+FINE_FLOOR = (1e-4, 256)
+#: on the fine floor each joint's substeps follow its own omega_t, taken this factor
+#: sharper for accuracy near a reversal and for RK4's stability where friction holds the
+#: joint (transition_scale). With the floor's everywhere, an arm that sticks for long
+#: (realistic capture 6 of bench_speed, omega_t 3.7e-4) took 16.8 substeps per interval
+#: and 10 s; with (4, 2), 5.5 s and the same fit. (2, 2) let a fit run its omega_t below
+#: what the schedule holds (capture 8 took a drag and a cable it does not have); (4, 4)
+#: stopped capture 6's arm at 4.1e-4 (truth 3.7e-4, mu_v0 +0.5 % against -0.0 %)
+SCHEDULE_MARGIN = (4.0, 2.0)
 #: the stretch around each reversal given those substeps (simulated_schedule's reach and
 #: widen): the interval the reversal falls in and one on either side. A fit moves its
 #: reversals while the schedule stands, so the end of every fit is checked (cover). The
@@ -216,13 +228,23 @@ class ShootingProblem:
         sims = self._run(np.repeat(u[None], n, axis=0), self.states(z), np.arange(n))
         k = [first + np.arange(length) for first, length in zip(self.seg.start, self.seg.length)]
         rate = None
+        omega_ref: float | np.ndarray = self.floor[0]
         if self.floor == FINE_FLOOR:  # only a transition this sharp outruns RK4's stability
             rig, fr = equivalent_rigs(u[None])
             c = coefficients(rig[0], fr[0])
-            rate = [friction_rate(c, sim[:, 1], self.floor[0]) for sim in sims]
-        return simulated_schedule(k, sims, self.d.h, self.sched.size, omega_ref=self.floor[0],
+            omega_ref = self.transition_scale(z, SCHEDULE_MARGIN[0])
+            stable = self.transition_scale(z, SCHEDULE_MARGIN[1])
+            rate = [friction_rate(c, sim[:, 1], stable) for sim in sims]
+        return simulated_schedule(k, sims, self.d.h, self.sched.size, omega_ref=omega_ref,
                                   max_sub=self.floor[1], rate=rate, reach=margin[0],
                                   widen=margin[1])
+
+    def transition_scale(self, z: np.ndarray, margin: float) -> np.ndarray:
+        """Each joint's friction transition at z as the schedule resolves it (2,): its
+        omega_t a factor `margin` sharper (a fit moves it before it is rescheduled),
+        never below the floor nor wider than the coarse floor."""
+        omega_t = self.friction_of(z[:self.n_global])[[3, 7]] / margin
+        return np.clip(omega_t, self.floor[0], COARSE_FLOOR[0])
 
     def reweigh(self, sigma: np.ndarray) -> None:
         """Weigh each joint's residuals by 1 / sigma from now on."""

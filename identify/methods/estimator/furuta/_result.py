@@ -30,15 +30,15 @@ from .._verdict import STRIBECK_NOTE, judged
 from ._extras import EXTRA_NOTES, extra_estimates
 from ._fit import ShootingFit
 from ._prior import RIG_VARIABLES, RigPrior
-from ._problem import FRICTION_FREE, friction_bounds
+from ._problem import FINE_FLOOR, FRICTION_FREE, friction_bounds
 from ._rig import rig_estimates
 from ._select import select_model, unresolved_joints
 
 #: the Stribeck pair of each joint (estimator._verdict.STRIBECK_NOTE)
 STRIBECK_NAMES = ("mu_s0", "omega_t0", "mu_s1", "omega_t1")
 UNRESOLVED_NOTE = ("estimated, not identified with confidence: the friction transition is "
-                   "sharper than the fit resolves (omega_t at its floor, 5e-4 rad/s, after "
-                   "a refit with the finer floor) and "
+                   f"sharper than the fit resolves (omega_t at its floor, {FINE_FLOOR[0]:g} "
+                   "rad/s, after a refit with the finer floor) and "
                    "the joint spends long near zero velocity, where the viscous term takes "
                    "up the difference; the interval shown is the local one")
 

@@ -75,6 +75,11 @@ CHOSEN_RESTART_EXCESS = 1.3
 #: turn only while the fit stays above the noise. 1e-3 lies below the coarse floor: that
 #: start is fitted on the finer one (fit_shooting)
 RESTART_OMEGA_T = (1e-1, 3e-3, 1e-3, 3e-2)
+#: where a joint's omega_t at the coarse floor starts the fit on the finer one (rad/s):
+#: from the coarse floor itself the fit crept down its steep side (bench_speed's realistic
+#: capture 8, truth 3.6e-4: 40 iterations reached 7.6e-4, the arm 5.7 times the noise,
+#: and the restarts that followed took 17 s); from here, 3.6e-4 in 30 and 0.68 times it
+FINE_START = 1e-3
 #: the hump a joint's Brown-McPhee law is started with from a Coulomb + viscous fit,
 #: mu_s / mu_d: a clear hump inside the range real rigs show (the Monte Carlo draws 0.8-3;
 #: Table III has 1.2 and 1.17; the capture that asked for this step, 1.54). The BIC judges
@@ -353,9 +358,14 @@ def _refined(fit: ShootingFit) -> ShootingFit:
     old = fit.problem
     problem = ShootingProblem(old.d, old.prior, old.seg, start_weights(fit), old.extras,
                               old.progress, floor=FINE_FLOOR, laws=old.laws)
-    problem.reschedule(fit.z)
+    start = fit.z.copy()
+    if old.floor == COARSE_FLOOR:
+        for j in (0, 1):
+            if _transition_at_floor(fit, j):
+                start[old.friction_index(f"omega_t{j}")] = math.log(FINE_START)
+    problem.reschedule(start)
     with np.errstate(over="ignore", invalid="ignore"):
-        z, res = fit_free(problem, fit.z, np.arange(fit.z.size), 40, sigma_tol=0.1)
+        z, res = fit_free(problem, start, np.arange(start.size), 40, sigma_tol=0.1)
         fine = finish(problem, z, res, fit.t_start, noise=fit.noise)
     # a transition this stiff can overflow the sensitivities on some captures (zero-width
     # intervals came out of an infinite information, on the rig or the friction): then the

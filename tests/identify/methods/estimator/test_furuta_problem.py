@@ -14,6 +14,8 @@ from hilrig.identify import TABLE_III_TRUTH, RigParams
 from hilrig.identify.methods._oe_problem import simulated_schedule, substep_schedule
 from hilrig.identify.methods.estimator import noise_sigma
 from hilrig.identify.methods.estimator.furuta import (
+    COARSE_FLOOR,
+    FINE_FLOOR,
     FRICTION_FREE,
     RigPrior,
     Segments,
@@ -95,6 +97,37 @@ def test_a_joint_held_near_zero_velocity_gets_substeps_enough_for_rk4_to_stay_st
                                 rate=[rate])
     assert plain.max() == 1
     assert np.all(stable == 4)  # ceil(10 / RK4_STABLE_HL)
+
+
+def test_each_joint_near_a_reversal_gets_the_substeps_its_own_transition_needs():
+    # joint 0's transition is sharp, joint 1's wide: together, each interval gets what
+    # the joint asking most there asks under its own transition
+    n, h = 1000, 0.002
+    t = np.arange(n) * h  # reversals at pi/6 and pi/2 s
+    swing, still = np.sin(3.0 * t), np.full(n, 0.1)
+    k = [np.arange(n)]
+
+    def schedule(q0, q1, omega_ref):
+        return simulated_schedule(k, [np.column_stack([q0, q1])], h, n, omega_ref=omega_ref,
+                                  max_sub=256)
+
+    sharp0 = schedule(swing, still, 1e-4)
+    wide1 = schedule(still, swing, 2.5e-3)
+    assert 1 < wide1.max() < sharp0.max()
+    own = schedule(swing, swing, np.array([1e-4, 2.5e-3]))
+    assert np.array_equal(own, np.maximum(sharp0, wide1))
+
+
+def test_on_the_finer_floor_each_joint_is_scheduled_by_its_own_transition():
+    """transition_scale: omega_t a margin sharper, never below the fit's floor nor wider
+    than the coarse floor (a Coulomb + viscous joint, omega_t 1e-2, takes the coarse)."""
+    p, z = _problem(Realism(seed=2, jitter_counts=1), duration=3.0)
+    fine = ShootingProblem(p.d, p.prior, p.seg, p.sigma, floor=FINE_FLOOR,
+                           laws=("brown-mcphee", "coulomb-viscous"))
+    g = fine.global_start(np.array([5e-4, 6e-4, 2.5e-4, 2e-3, 6e-4, 6e-4, 2.5e-4, 1e-2]))
+    assert fine.transition_scale(g, 4.0) == pytest.approx([5e-4, COARSE_FLOOR[0]])
+    g[fine.friction_index("omega_t0")] = np.log(2e-4)
+    assert fine.transition_scale(g, 4.0) == pytest.approx([FINE_FLOOR[0], COARSE_FLOOR[0]])
 
 
 def test_the_substeps_refine_only_the_intervals_next_to_each_reversal():
