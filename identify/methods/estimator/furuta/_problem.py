@@ -89,6 +89,7 @@ NEAR_MARGIN = (1.0, 1)
 #: the extra terms a lab switches on: name -> (entry of u, how it is fitted)
 EXTRA_TERMS = {"drag1": "drag1/P4", "spring0": "spring0/P4", "spring_rest0": "spring_rest0"}
 _U = {name: k for k, name in enumerate(NORMALISED)}
+_OMEGA_T = [FRICTION_FREE.index(f"omega_t{j}") for j in (0, 1)]
 _W = len(RIG_VARIABLES) + 1  # rig variables: the logs, then the tilt
 
 
@@ -243,7 +244,7 @@ class ShootingProblem:
         """Each joint's friction transition at z as the schedule resolves it (2,): its
         omega_t a factor `margin` sharper (a fit moves it before it is rescheduled),
         never below the floor nor wider than the coarse floor."""
-        omega_t = self.friction_of(z[:self.n_global])[[3, 7]] / margin
+        omega_t = self.friction_of(z[:self.n_global])[_OMEGA_T] / margin
         return np.clip(omega_t, self.floor[0], COARSE_FLOOR[0])
 
     def reweigh(self, sigma: np.ndarray) -> None:
