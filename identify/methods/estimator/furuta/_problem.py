@@ -229,11 +229,10 @@ class ShootingProblem:
         sims = self._run(np.repeat(u[None], n, axis=0), self.states(z), np.arange(n))
         k = [first + np.arange(length) for first, length in zip(self.seg.start, self.seg.length)]
         rate = None
-        omega_ref: float | np.ndarray = self.floor[0]
+        omega_ref = self.transition_scale(z, SCHEDULE_MARGIN[0])  # the coarse floor's own
         if self.floor == FINE_FLOOR:  # only a transition this sharp outruns RK4's stability
             rig, fr = equivalent_rigs(u[None])
             c = coefficients(rig[0], fr[0])
-            omega_ref = self.transition_scale(z, SCHEDULE_MARGIN[0])
             stable = self.transition_scale(z, SCHEDULE_MARGIN[1])
             rate = [friction_rate(c, sim[:, 1], stable) for sim in sims]
         return simulated_schedule(k, sims, self.d.h, self.sched.size, omega_ref=omega_ref,
@@ -243,7 +242,8 @@ class ShootingProblem:
     def transition_scale(self, z: np.ndarray, margin: float) -> np.ndarray:
         """Each joint's friction transition at z as the schedule resolves it (2,): its
         omega_t a factor `margin` sharper (a fit moves it before it is rescheduled),
-        never below the floor nor wider than the coarse floor."""
+        never below the floor nor wider than the coarse floor: on the coarse floor, that
+        floor for both."""
         omega_t = self.friction_of(z[:self.n_global])[_OMEGA_T] / margin
         return np.clip(omega_t, self.floor[0], COARSE_FLOOR[0])
 
