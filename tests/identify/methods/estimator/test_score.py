@@ -6,7 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hilrig.identify.methods.estimator._score import score, score_and_step
+from hilrig.identify.methods.estimator._score import (
+    not_fitted_note,
+    one_sided,
+    score,
+    score_and_step,
+)
 from hilrig.identify.solvers import BlockJacobian
 
 
@@ -29,3 +34,15 @@ def test_on_a_linear_model_the_score_is_the_drop_and_the_step_the_richer_fit(c_t
     assert step[0] == pytest.approx(full[2], rel=1e-8, abs=1e-10)
     assert s == pytest.approx(float(r @ r) - rss_full, rel=1e-8)
     assert score(BlockJacobian(x, []), r, col[:, None]) == s
+
+
+def test_a_term_that_cannot_go_below_zero_has_no_score_where_first_order_asks_for_less():
+    """One-sided: the richer fit, held at zero or above, is then the fit without the term."""
+    x, col, r, _ = _linear(1, -0.05)
+    s, step = score_and_step(BlockJacobian(x, []), r, col[:, None])
+    assert step[0] < 0 and s > 0
+    assert one_sided(s, float(step[0])) == 0.0
+    assert one_sided(s, -float(step[0])) == s
+    assert one_sided(s, float("nan")) == 0.0
+    assert "below zero" in not_fitted_note(s, 1, r.size, float(step[0]))
+    assert "half of the BIC's price" in not_fitted_note(0.1, 1, r.size, 1.0)
