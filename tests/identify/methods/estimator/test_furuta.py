@@ -315,6 +315,29 @@ def test_a_restart_from_below_the_coarse_floor_is_fitted_on_the_finer_one():
     assert below.excess[0] < coarse.excess[0]
 
 
+@pytest.mark.slow
+def test_a_refit_on_the_fine_floor_replaces_a_coarse_fit_with_no_width_to_lose():
+    """bench_coverage seed 2's capture 39 (drag and a cable, both transitions at 1.6-1.7e-4
+    rad/s): the first fit stops 12.6 and 9.4 times above the noise, both omega_t at the
+    coarse floor and every friction variance infinite. The refit's finite widths were
+    read as collapsed ones, an overflow, and the coarse fit kept itself against a refit
+    76,000 lower in BIC; two restarts followed (7 s)."""
+    import hilrig.identify.methods.estimator.furuta._select as select
+    from hilrig.identify.methods.estimator.furuta import fit_shooting
+    from hilrig.identify.signal import CONDITIONS, random_realistic_capture
+
+    rng = np.random.default_rng(2)
+    for k in range(39):
+        cap = random_realistic_capture(rng, RigParams(), TABLE_III_TRUTH, 35.0,
+                                       condition=CONDITIONS[k % len(CONDITIONS)])
+    coarse = fit_shooting(cap.measurement)
+    friction = slice(coarse.problem.n_rig, coarse.problem.n_rig + 8)
+    assert coarse.excess.min() > 5 and np.all(np.isinf(np.diag(coarse.cov)[friction]))
+    fine = select._refined(coarse)
+    assert fine is not coarse and fine.problem.floor == select.FINE_FLOOR
+    assert fine.bic < coarse.bic - 10_000 and fine.excess.max() < select.RESTART_EXCESS
+
+
 def _drawn(name: str):
     """A capture of bench_coverage rebuilt from its own draws, kept to the digit in
     tests/data/bench_draws.json (rounded, a fit may take another path): the rig told and
