@@ -227,8 +227,7 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     """`fit` with the extra terms that win the BIC: air drag where its one-sided score
     test says it might (on drag-free captures S was 0.2-4, with drag 3,900-15,700: left
     out, drag bends the pendulum's friction by 20 %; a drag first order puts below zero
-    cannot win), a cable on an arm whose residuals stay above the
-    noise, and then both."""
+    cannot win), a cable on an arm whose residuals stay above the noise, and then both."""
     rows = fit.problem.n_data
     asked: list[tuple[str, ...]] = []
     stat = math.nan

@@ -226,8 +226,8 @@ def sticking_arm():
 def test_a_drag_that_first_order_puts_below_zero_is_not_fitted_however_large_its_score(
         sticking_arm):
     """S 20 there, above the BIC's price, with the drag's first-order value negative.
-    Fitted anyway, the drag slid from 1e-7 to 2e-10 N m s^2 over 23 simulations (1.7 s,
-    most of the capture's time) and lost the BIC by 10."""
+    Fitted anyway, the drag slid from 1e-7 to 2e-10 N m s^2 over 26 simulations (1.7 of
+    the capture's 3.9 s) and lost the BIC by 10."""
     cap, r = sticking_arm
     drag = [t for t in r.diagnostics["models_tried"] if "drag1" in t["extra_terms"]]
     assert len(drag) == 1 and "bic" not in drag[0]
