@@ -133,11 +133,17 @@ def _restarts(fit: ShootingFit) -> tuple[list[tuple[float, tuple[str, ...]]], fl
     came out -10.4 %, from the restarts without, -4.3 %.)"""
     if fit.excess.max() <= RESTART_EXCESS:
         return [], math.nan
-    stat, drag_u = score_and_start(fit.problem, fit.z, fit.residual_rms, "drag1")
+    stat, _, could_win = _drag_test(fit)
     first = [(GENERIC_START["omega_t"], ("drag1",))] \
-        if fit.excess[1] > RESTART_EXCESS \
-        and could_win_bic(one_sided(stat, drag_u), 1, fit.problem.n_data) else []
+        if fit.excess[1] > RESTART_EXCESS and could_win else []
     return first + [(omega, ()) for omega in RESTART_OMEGA_T], stat
+
+
+def _drag_test(fit: ShootingFit) -> tuple[float, float, bool]:
+    """Drag's score test at `fit`, which lacks it: S, drag's first-order value (its entry
+    of u), and whether it might win the BIC, one-sided (estimator._score.one_sided)."""
+    stat, drag_u = score_and_start(fit.problem, fit.z, fit.residual_rms, "drag1")
+    return stat, drag_u, could_win_bic(one_sided(stat, drag_u), 1, fit.problem.n_data)
 
 
 def _laws_with(fit: ShootingFit, joint: int, law: str) -> tuple[str, str]:
@@ -233,9 +239,9 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     stat = math.nan
     drag_start = None
     if "drag1" not in fit.extras:  # (a restart may have brought it)
-        stat, drag_u = score_and_start(fit.problem, fit.z, fit.residual_rms, "drag1")
+        stat, drag_u, could_win = _drag_test(fit)
         drag_start = drag_start_of(fit, drag_u)
-        if could_win_bic(one_sided(stat, drag_u), 1, rows):
+        if could_win:
             asked.append(("drag1",))
         else:
             skipped.append({"extra_terms": ["drag1"], "chosen": False, "score": stat,
