@@ -44,9 +44,9 @@ log = logging.getLogger(__name__)
 _Kernel = tuple[str, str, tuple[str, ...]]
 _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
     (("hilrig.identify.model._sensitivity", "sensitivity_jobs_into",
-      ("f1", "i1", "f2", "i1", "i1", "f", "i1", "i1", "i", "i", "f2", "f3")),),
+      ("f1", "i1", "f2", "i1", "i1", "f", "i1", "i1", "i1", "f2", "f3")),),
     (("hilrig.identify.model._segments", "simulate_jobs_into",
-      ("f2", "f2", "f2", "i1", "f1", "f1", "i1", "i1", "f", "i1", "i1", "i", "i", "f2")),
+      ("f2", "f2", "f2", "i1", "f1", "f1", "i1", "i1", "f", "i1", "i1", "i1", "f2")),
      ("hilrig.identify.model._simulate", "simulate_scheduled",
       ("f1", "f1", "f1", "f", "f", "f", "i1")),
      ("hilrig.identify.model._equations", "coefficients", ("f1", "f1")),
@@ -55,9 +55,9 @@ _FURUTA: tuple[tuple[_Kernel, ...], ...] = (
 _CHAIN: tuple[tuple[_Kernel, ...], ...] = (
     (("hilrig.identify.model.chain._sensitivity", "chain_sensitivity_jobs_into",
       ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i1", "i1", "f1", "i", "f1",
-       "i", "i", "f2", "f2", "f2")),),
+       "i1", "f2", "f2", "f2")),),
     (("hilrig.identify.model.chain._equations", "chain_segments_into",
-      ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i", "i", "f2")),),
+      ("f1", "f2", "f1", "f", "f2", "f2", "i1", "i1", "f", "i1", "i1", "f2")),),
 )
 #: each rig kind's kernels (identify.model.rig_family), in groups compiled side by side
 KERNELS: dict[str, tuple[tuple[_Kernel, ...], ...]] = {"furuta": _FURUTA, "chain": _CHAIN}

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from ._simulate import simulate_scheduled
-from ._threads import run_jobs
+from ._threads import run_jobs, segment_steps
 
 __all__ = ["simulate_jobs", "simulate_jobs_into"]
 
@@ -32,11 +32,11 @@ def simulate_jobs(rigs: np.ndarray, frs: np.ndarray, x0s: np.ndarray, job_segmen
     out = np.empty((total, 2))
     first = seg_t0 if seg_t_first is None else seg_t_first
 
-    def work(lo: int, hi: int) -> None:
+    def work(jobs: np.ndarray) -> None:
         simulate_jobs_into(rigs, frs, x0s, job_segment, seg_t0, first, seg_first, seg_len, h,
-                           substeps, out_offset, lo, hi, out)
+                           substeps, out_offset, jobs, out)
 
-    run_jobs(seg_len[job_segment], work)
+    run_jobs(segment_steps(substeps, seg_first, seg_len)[job_segment], work)
     return out
 
 
@@ -44,10 +44,10 @@ def simulate_jobs(rigs: np.ndarray, frs: np.ndarray, x0s: np.ndarray, job_segmen
 def simulate_jobs_into(rigs: np.ndarray, frs: np.ndarray, x0s: np.ndarray,
                        job_segment: np.ndarray, seg_t0: np.ndarray, seg_t_first: np.ndarray,
                        seg_first: np.ndarray, seg_len: np.ndarray, h: float,
-                       substeps: np.ndarray, out_offset: np.ndarray, lo: int, hi: int,
+                       substeps: np.ndarray, out_offset: np.ndarray, jobs: np.ndarray,
                        out: np.ndarray) -> None:
-    """simulate_jobs of the jobs lo .. hi - 1, written into their rows of out."""
-    for j in range(lo, hi):
+    """simulate_jobs of the jobs `jobs`, written into their rows of out."""
+    for j in jobs:
         s = job_segment[j]
         sched = substeps[seg_first[s]:seg_first[s] + seg_len[s]]
         sim = simulate_scheduled(rigs[j], frs[j], x0s[j], seg_t0[s], seg_t_first[s], h, sched)

@@ -24,7 +24,7 @@ from numba import njit
 
 from ._base import equivalent_rigs
 from ._equations import N_COEFF, coefficients, mass_and_bias
-from ._threads import run_jobs
+from ._threads import run_jobs, segment_steps
 
 __all__ = ["acceleration_derivatives", "coefficient_jacobian", "sensitivity_jobs_into",
            "simulate_jobs_sensitivity", "simulate_sensitivity"]
@@ -230,22 +230,22 @@ def simulate_jobs_sensitivity(rig: np.ndarray, fr: np.ndarray, cols: np.ndarray,
     out = np.empty((total, 2))
     d_out = np.empty((total, 2, cols.shape[0] + 4))
 
-    def work(lo: int, hi: int) -> None:
+    def work(jobs: np.ndarray) -> None:
         sensitivity_jobs_into(c, cols, x0s, seg_first, seg_len, h, substeps, out_offset,
-                              lo, hi, out, d_out)
+                              jobs, out, d_out)
 
-    run_jobs(seg_len, work)
+    run_jobs(segment_steps(substeps, seg_first, seg_len), work)
     return out, d_out
 
 
 @njit(cache=True, nogil=True)
 def sensitivity_jobs_into(c: np.ndarray, cols: np.ndarray, x0s: np.ndarray,
                           seg_first: np.ndarray, seg_len: np.ndarray, h: float,
-                          substeps: np.ndarray, out_offset: np.ndarray, lo: int, hi: int,
+                          substeps: np.ndarray, out_offset: np.ndarray, jobs: np.ndarray,
                           out: np.ndarray, d_out: np.ndarray) -> None:
-    """simulate_jobs_sensitivity of the segments lo .. hi - 1 (the coefficients c),
+    """simulate_jobs_sensitivity of the segments `jobs` (the coefficients c),
     written into their rows of out and d_out."""
-    for s in range(lo, hi):
+    for s in jobs:
         sched = substeps[seg_first[s]:seg_first[s] + seg_len[s]]
         a, b = out_offset[s], out_offset[s] + seg_len[s]
         _sensitivity_into(c, cols, x0s[s], h, sched, out[a:b], d_out[a:b])

@@ -144,9 +144,8 @@ def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
     total = int(lengths.sum())
     out = np.full((total, kappa.shape[0]), np.nan)
 
-    def work(lo: int, hi: int) -> None:
-        chain_segments_into(kappa, mu, nu, g, fr, x0, lengths, first, dt, substeps, lo, hi,
-                            out)
+    def work(jobs: np.ndarray) -> None:
+        chain_segments_into(kappa, mu, nu, g, fr, x0, lengths, first, dt, substeps, jobs, out)
 
     run_jobs(np.add.reduceat(substeps, first) if total else np.zeros(0), work)
     return out
@@ -155,9 +154,9 @@ def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
 @njit(cache=True, nogil=True)
 def chain_segments_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
                         fr: np.ndarray, x0: np.ndarray, lengths: np.ndarray,
-                        first_row: np.ndarray, dt: float, substeps: np.ndarray, lo: int,
-                        hi: int, out: np.ndarray) -> None:
-    """Segments lo..hi-1 of chain_segments into out from row first_row[s] (out starts
+                        first_row: np.ndarray, dt: float, substeps: np.ndarray,
+                        jobs: np.ndarray, out: np.ndarray) -> None:
+    """Segments `jobs` of chain_segments into out from row first_row[s] (out starts
     NaN). Releases the GIL: segments run in threads."""
     n = kappa.shape[0]
     k = np.empty((4, 2 * n))
@@ -166,7 +165,7 @@ def chain_segments_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: fl
     mm = np.empty((n, n))
     tau = np.empty(n)
     x = np.empty(2 * n)
-    for s in range(lo, hi):
+    for s in jobs:
         row = first_row[s]
         # element by element: a slice assignment from an array compiles numba's shape
         # mismatch message (string formatting), 1.6-2 s of the first run after an install

@@ -173,9 +173,9 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
                                 fr: np.ndarray, x0: np.ndarray, lengths: np.ndarray,
                                 first_row: np.ndarray, dt: float, substeps: np.ndarray,
                                 raw: np.ndarray, col: np.ndarray, weight: np.ndarray,
-                                n_z: int, row_scale: np.ndarray, lo: int, hi: int,
+                                n_z: int, row_scale: np.ndarray, jobs: np.ndarray,
                                 out: np.ndarray, d_z: np.ndarray, d_x0: np.ndarray) -> None:
-    """Segments lo..hi-1 (as chain_segments) into out (N, n) and their sensitivities,
+    """Segments `jobs` (as chain_segments) into out (N, n) and their sensitivities,
     joint i's rows times row_scale[i], into d_z (N * n, n_z: the triplets' unknowns) and
     d_x0 (N * n, 2n: the segment's initial state), sample-major. A segment that diverges
     stops there (out NaN, derivatives 0 from there on). Releases the GIL: segments run
@@ -197,7 +197,7 @@ def chain_sensitivity_jobs_into(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarra
     v = np.empty(n)
     work = np.empty((4 * n + 2, max(n * (n - 1) // 2, n, 6)))
     wst = (0.0, 0.5, 0.5, 1.0)
-    for seg in range(lo, hi):
+    for seg in jobs:
         row = first_row[seg]
         # element by element: a slice assignment from an array compiles numba's shape
         # mismatch message (string formatting), 1.6-2 s of the first run after an install
@@ -289,9 +289,9 @@ def chain_sensitivity(inertial: np.ndarray, friction: np.ndarray, g: float, x0: 
     weight = np.ascontiguousarray(weight, dtype=np.float64)
     cost = np.add.reduceat(sub, first) if total else np.zeros(0)
 
-    def work(lo: int, hi: int) -> None:
+    def work(jobs: np.ndarray) -> None:
         chain_sensitivity_jobs_into(kappa, mu, nu, g, fr, x0, lengths, first, dt, sub, raw,
-                                    col, weight, n_z, scale, lo, hi, out, d_z, d_x0)
+                                    col, weight, n_z, scale, jobs, out, d_z, d_x0)
 
     run_jobs(cost, work)
     return out, d_z.reshape(total, n, n_z), d_x0.reshape(total, n, 2 * n)
