@@ -95,6 +95,10 @@ class LMResult:
     #: False when the derivatives overflow at the start already (x is the start): the
     #: problem, not the solver, needs changing there
     jac_finite: bool = True
+    #: stopped on a step below sigma_tol standard errors: x is where the steps end, not
+    #: only where the cost stopped falling (a chi^2 drop below chi2_tol on a noisy capture
+    #: still left steps of 0.3 standard errors)
+    small_steps: bool = False
 
 
 def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
@@ -190,7 +194,7 @@ def levenberg_marquardt(fun: Callable[[np.ndarray], np.ndarray],
                                            < remaining_chi2 * 2 * cost / dof):
             message = (f"steps below {sigma_tol:g} standard errors" if small_step
                        else f"chi^2 drop below {chi2_tol:g}")
-            success = True
-            break
+            return LMResult(x=x, fun=r, jac=j, cost=cost, nfev=nfev, njev=njev,
+                            success=True, message=message, small_steps=small_step)
     return LMResult(x=x, fun=r, jac=j, cost=cost, nfev=nfev, njev=njev, success=success,
                     message=message)

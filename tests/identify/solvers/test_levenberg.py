@@ -89,3 +89,27 @@ def test_a_step_the_bounds_turn_uphill_is_refused_without_evaluating_it():
     res = levenberg_marquardt(fun, jac, np.array([0.0]), (np.zeros(1), np.full(1, 10.0)))
     assert res.x[0] == 0.0 and res.message == "no step reduces the cost"
     assert len(calls) == res.nfev == 1  # the start's only
+
+
+def test_the_result_says_whether_the_fit_stopped_on_its_steps():
+    """small_steps: the last step was below sigma_tol standard errors. A fit stopped on
+    its chi^2 drop (chi2_tol) or its iterations has not shown that its steps ended."""
+    t = np.linspace(0, 4, 200)
+    y = 2.0 * np.exp(-1.3 * t) + 0.01 * np.random.default_rng(1).standard_normal(t.size)
+
+    def fun(x):
+        return (x[0] * np.exp(-x[1] * t) - y) / 0.01
+
+    def jac(x, r):
+        e = np.exp(-x[1] * t)
+        return np.column_stack([e, -x[0] * t * e]) / 0.01
+
+    box = (np.zeros(2), np.full(2, 10.0))
+    on_steps = levenberg_marquardt(fun, jac, np.array([0.5, 0.2]), box, sigma_tol=0.1)
+    assert on_steps.small_steps and on_steps.message.startswith("steps below")
+    on_drop = levenberg_marquardt(fun, jac, np.array([1.9, 1.25]), box, sigma_tol=1e-9,
+                                  chi2_tol=1e6)
+    assert on_drop.success and not on_drop.small_steps
+    assert on_drop.message.startswith("chi^2 drop")
+    cut_short = levenberg_marquardt(fun, jac, np.array([0.5, 0.2]), box, max_iter=1)
+    assert not cut_short.success and not cut_short.small_steps

@@ -212,16 +212,21 @@ class ShootingProblem:
         self.sched = self._schedule_at(z, margin)
         self._cache = None
 
-    def cover(self, z: np.ndarray) -> bool:
+    def cover(self, z: np.ndarray) -> float | None:
         """Add the substeps the motion simulated at z asks for (NEAR_MARGIN) where the
         schedule has fewer: the reversals a fit moved out of their refined stretches are
-        refined again. Whether any were (then z's residuals changed)."""
+        refined again. None where none were; else how far that moved z's data residuals
+        (the sum of squares of their change, in standard deviations; NaN where the finer
+        simulation overflows)."""
         need = self._schedule_at(z, NEAR_MARGIN)
         if np.all(need <= self.sched):
-            return False
+            return None
+        before = self.data_residuals(z)
         self.sched = np.maximum(self.sched, need)
         self._cache = None
-        return True
+        with np.errstate(over="ignore", invalid="ignore"):
+            change = self.fun(z)[:self.n_data] - before  # fun: a refit starts from it
+            return float(change @ change)
 
     def _schedule_at(self, z: np.ndarray, margin: tuple[float, int]) -> np.ndarray:
         n = self.seg.count

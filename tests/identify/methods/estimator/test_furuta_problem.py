@@ -22,8 +22,10 @@ from hilrig.identify.methods.estimator.furuta import (
     ShootingProblem,
     segment_states,
 )
+from hilrig.identify.methods.estimator.furuta._fit import COVER_TOL, _covered
 from hilrig.identify.model import PARAM_NAMES, Realism
 from hilrig.identify.signal import decimate, motion_start, realistic_capture
+from hilrig.identify.solvers import LMResult
 
 NOMINAL = RigParams(tilt_deg=10.0)
 TRUE_FRICTION = np.array([TABLE_III_TRUTH.as_array()[PARAM_NAMES.index(n)]
@@ -153,10 +155,52 @@ def test_the_substeps_refine_only_the_intervals_next_to_each_reversal():
 def test_cover_refines_again_a_reversal_the_fit_moved_and_only_then():
     p, z = _problem(Realism(seed=2, jitter_counts=1))
     p.reschedule(z)
-    assert not p.cover(z)  # z's own reversals: already refined
+    assert p.cover(z) is None  # z's own reversals: already refined
     before = p.sched.copy()
     moved = z.copy()
     moved[p.n_global + 2::4] *= 1.3  # every segment starts faster: its reversals come later
-    assert p.cover(moved)
+    r_before = p.data_residuals(moved).copy()
+    change = p.cover(moved)
     assert np.all(p.sched >= before) and (p.sched > before).any()
-    assert not p.cover(moved)
+    r_after = p.data_residuals(moved)
+    assert change == pytest.approx(float((r_after - r_before) @ (r_after - r_before)))
+    assert p.cover(moved) is None
+
+
+def _converged(p: ShootingProblem, z: np.ndarray, small_steps: bool = True) -> LMResult:
+    r = p.fun(z)
+    return LMResult(x=z, fun=r, jac=None, cost=0.5 * float(r @ r), nfev=1, njev=1,
+                    success=True, message="", small_steps=small_steps)
+
+
+def test_a_cover_that_leaves_the_residuals_as_they_were_spares_the_refit():
+    """Where the substeps cover() adds change the residuals by less than COVER_TOL, the
+    refit's first step would be below 0.1 standard errors: z stands, with the residuals
+    of the finer simulation; a fit stopped other than on its steps is refitted all the same,
+    and so is one whose residuals the added substeps did change."""
+    p, z = _problem(Realism(seed=2, jitter_counts=1))
+    p.reschedule(z)
+    full = p.sched.copy()
+    k = int(np.argmax(full))
+    coarse = full.copy()
+    coarse[k] -= 1  # one interval a substep short
+    p.sched = coarse.copy()
+    res = _converged(p, z)
+    z_out, res_out = _covered(p, z, res)
+    assert np.array_equal(z_out, z) and np.array_equal(p.sched, full)
+    assert np.array_equal(res_out.fun, p.fun(z)) and not np.array_equal(res_out.fun, res.fun)
+    assert res_out.njev == res.njev  # no Jacobian taken
+
+    p.sched = coarse.copy()
+    p.nfev = 0
+    _covered(p, z, _converged(p, z, small_steps=False))
+    assert p.nfev > 2  # refitted
+
+    p.sched = np.ones_like(full)  # every reversal a whole interval in one RK4 step
+    coarse_r = p.data_residuals(z).copy()
+    p.sched = full
+    assert float(((p.data_residuals(z) - coarse_r) ** 2).sum()) > COVER_TOL
+    p.sched = np.ones_like(full)
+    p.nfev = 0
+    _covered(p, z, _converged(p, z))
+    assert p.nfev > 2
