@@ -362,24 +362,29 @@ def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float,
         z, res = _covered(problem, z, res)
     data = res.fun[:problem.n_data].reshape(-1, 2)
     infl = joint_inflation(data)
-    jac: BlockJacobian = res.jac.j
-    data_info = jac.gram(problem.n_data)
-    prior_info = jac.gram() - data_info
-    info = data_info / infl + prior_info
-    cov = np.linalg.pinv(info, hermitian=True)
-    # a variance below 1 / its own information is no variance (Cramer-Rao: diag(A^-1) >=
-    # 1 / diag(A)): the pseudo-inverse dropped a direction the data do not see, as for a
-    # term run down to where the motion no longer feels it (mu_v0 at 1.3e-9 came out with
-    # an interval of +-1e-8 %, a drag at 5.7e-10 one of +-0.001 %); such a friction or
-    # extra term gets an infinite one (not identified)
-    lost = np.zeros(cov.shape[0], dtype=bool)
-    terms = slice(problem.n_rig, problem.n_global)
-    lost[terms] = unseen(cov, info)[terms]
-    cov[lost, lost] = np.inf
+    # a refit whose start the finer schedule made too stiff ends on derivatives that
+    # overflow (LMResult.jac_finite): its information is not finite, which what follows
+    # reads as no interval; numpy's warnings about it reached the terminal (a drift
+    # session's capture, bench_session_pooled)
+    with np.errstate(over="ignore", invalid="ignore"):
+        jac: BlockJacobian = res.jac.j
+        data_info = jac.gram(problem.n_data)
+        prior_info = jac.gram() - data_info
+        info = data_info / infl + prior_info
+        cov = np.linalg.pinv(info, hermitian=True)
+        # a variance below 1 / its own information is no variance (Cramer-Rao:
+        # diag(A^-1) >= 1 / diag(A)): the pseudo-inverse dropped a direction the data do
+        # not see, as for a term run down to where the motion no longer feels it (mu_v0 at
+        # 1.3e-9 came out with an interval of +-1e-8 %, a drag at 5.7e-10 one of
+        # +-0.001 %); such a friction or extra term gets an infinite one (not identified)
+        lost = np.zeros(cov.shape[0], dtype=bool)
+        terms = slice(problem.n_rig, problem.n_global)
+        lost[terms] = unseen(cov, info)[terms]
+        cov[lost, lost] = np.inf
+        crb = cramer_rao(jac, problem.sigma / noise, problem.n_data, prior_info)
     rms = np.sqrt(((data * problem.sigma) ** 2).mean(axis=0))
     return ShootingFit(problem, z, cov, rms, noise, infl, problem.nfev, res.njev,
-                       res.message, t_start,
-                       crb=cramer_rao(jac, problem.sigma / noise, problem.n_data, prior_info))
+                       res.message, t_start, crb=crb)
 
 
 #: a refit after ShootingProblem.cover is spared where the substeps it added change z's

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -694,3 +695,18 @@ def test_an_extra_term_the_capture_does_not_carry_is_not_reported_identified():
     for name in MAIN:  # the friction is not bent by the term
         assert r.parameters[name].value == pytest.approx(getattr(TABLE_III_TRUTH, name),
                                                          rel=0.01)
+
+
+@pytest.mark.slow
+def test_a_covariance_from_derivatives_that_overflow_says_nothing_on_the_terminal():
+    """bench_session_pooled's drift session 5 (seed 1), capture 8: the merged stage's fit,
+    refitted where its reversals moved, ends on sensitivities that overflow on the finer
+    schedule, and numpy's warnings about that covariance (overflow in the Gram products,
+    an invalid subtraction) reached the terminal. Its information is not finite, which
+    the selection reads as no interval; the capture still ends at the noise."""
+    session = simulated_session(np.random.default_rng(100_008), RigParams(), TABLE_III_TRUTH,
+                                10, 8.0, duration=35.0, drift_per_hour={"mu_v1": 0.1 / 8})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        r = identify(session.captures[8].measurement)
+    assert max(r.diagnostics["residual_over_noise"].values()) < 1.0
