@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._threads import run_jobs
+from .._threads import run_jobs, segment_steps
 from ._layout import (
     link_pairs,
 )
@@ -147,7 +147,7 @@ def chain_segments(kappa: np.ndarray, mu: np.ndarray, nu: np.ndarray, g: float,
     def work(jobs: np.ndarray) -> None:
         chain_segments_into(kappa, mu, nu, g, fr, x0, lengths, first, dt, substeps, jobs, out)
 
-    run_jobs(np.add.reduceat(substeps, first) if total else np.zeros(0), work)
+    run_jobs(segment_steps(substeps, first, lengths), work)
     return out
 
 

@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._threads import run_jobs
+from .._threads import run_jobs, segment_steps
 from ._equations import chain_acceleration_into
 from ._layout import unpack_inertial
 
@@ -287,11 +287,10 @@ def chain_sensitivity(inertial: np.ndarray, friction: np.ndarray, g: float, x0: 
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     raw, col = (np.ascontiguousarray(a, dtype=np.int64) for a in (raw, col))
     weight = np.ascontiguousarray(weight, dtype=np.float64)
-    cost = np.add.reduceat(sub, first) if total else np.zeros(0)
 
     def work(jobs: np.ndarray) -> None:
         chain_sensitivity_jobs_into(kappa, mu, nu, g, fr, x0, lengths, first, dt, sub, raw,
                                     col, weight, n_z, scale, jobs, out, d_z, d_x0)
 
-    run_jobs(cost, work)
+    run_jobs(segment_steps(sub, first, lengths), work)
     return out, d_z.reshape(total, n, n_z), d_x0.reshape(total, n, 2 * n)

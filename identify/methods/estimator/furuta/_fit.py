@@ -393,10 +393,9 @@ def finish(problem: ShootingProblem, z: np.ndarray, res: Any, t_start: float,
 #: errors, no longer than its root, 0.1, where the refit would stop (sigma_tol), if the
 #: fit before it had stopped on its steps too (LMResult.small_steps; not on its chi^2
 #: drop, which left seed 000's Table V captures 0.3 standard errors short, nor on its
-#: iterations). On bench_speed's 12
-#: realistic captures most covers changed the residuals by 1e-16 to 1e-5 (a few intervals
-#: refined, or RK4 given a wider stability margin where it was stable already), and the
-#: refit cost 2-4 Jacobians to move nothing
+#: iterations). On bench_speed's 12 realistic captures most covers changed the residuals
+#: by 1e-16 to 1e-5 (a few intervals refined, or RK4 given a wider stability margin where
+#: it was stable already), and the refit cost 2-4 Jacobians to move nothing
 COVER_TOL = 0.01
 
 

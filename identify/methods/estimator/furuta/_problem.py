@@ -209,7 +209,7 @@ class ShootingProblem:
         """Take the RK4 substeps from the motion simulated at z instead of the measured one
         (identify.methods._oe_problem.simulated_schedule), with `margin` (reach, widen)
         around each reversal."""
-        self.sched = self._schedule_at(z, margin)
+        self.sched, _ = self._schedule_at(z, margin)
         self._cache = None
 
     def cover(self, z: np.ndarray) -> float | None:
@@ -218,17 +218,20 @@ class ShootingProblem:
         refined again. None where none were; else how far that moved z's data residuals
         (the sum of squares of their change, in standard deviations; NaN where the finer
         simulation overflows)."""
-        need = self._schedule_at(z, NEAR_MARGIN)
+        need, sims = self._schedule_at(z, NEAR_MARGIN)
         if np.all(need <= self.sched):
             return None
-        before = self.data_residuals(z)
+        before = self._residuals_of(np.concatenate(sims))  # z's, on the schedule it had
         self.sched = np.maximum(self.sched, need)
         self._cache = None
         with np.errstate(over="ignore", invalid="ignore"):
             change = self.fun(z)[:self.n_data] - before  # fun: a refit starts from it
             return float(change @ change)
 
-    def _schedule_at(self, z: np.ndarray, margin: tuple[float, int]) -> np.ndarray:
+    def _schedule_at(self, z: np.ndarray, margin: tuple[float, int]
+                     ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The substeps the motion simulated at z asks for, and that motion (per segment,
+        on the current schedule)."""
         n = self.seg.count
         u = self.u_of(z[:self.n_global])
         sims = self._run(np.repeat(u[None], n, axis=0), self.states(z), np.arange(n))
@@ -242,7 +245,7 @@ class ShootingProblem:
             rate = [friction_rate(c, sim[:, 1], stable) for sim in sims]
         return simulated_schedule(k, sims, self.d.h, self.sched.size, omega_ref=omega_ref,
                                   max_sub=self.floor[1], rate=rate, reach=margin[0],
-                                  widen=margin[1])
+                                  widen=margin[1]), sims
 
     def transition_scale(self, z: np.ndarray, margin: float) -> np.ndarray:
         """Each joint's friction transition at z as the schedule resolves it (2,): its
@@ -380,6 +383,10 @@ class ShootingProblem:
                             np.arange(n, dtype=np.int64), self.seg_t0,
                             self.seg.start.astype(np.int64), self.seg.length.astype(np.int64),
                             self.d.h, self.sched, self.out_offset, int(self.seg.length.sum()))
+        return self._residuals_of(sim)
+
+    def _residuals_of(self, sim: np.ndarray) -> np.ndarray:
+        """Data residuals of the segments' stacked simulation (rows at out_offset)."""
         r = (sim[self._pick] - self._meas_all) / self.sigma * self._w_all[:, None]
         return r.ravel()
 
