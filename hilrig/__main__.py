@@ -2,6 +2,6 @@
 
 import sys
 
-from hilrig.daq.cli import main
+from hilrig.daq.cli import run
 
-sys.exit(main())
+sys.exit(run())

@@ -46,7 +46,7 @@ def test_the_wheel_installs_one_top_level_name_with_everything_under_it(wheel):
         assert f"hilrig/{part}/__init__.py" in names, part
     assert "hilrig/daq/dashboard/static/index.html" in names  # the page ships with it
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "hilrig = hilrig.daq.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "hilrig = hilrig.daq.cli:run" in zipfile.ZipFile(wheel).read(entry).decode()
 
 
 def test_one_venv_holds_pre_commit_and_hilrig_and_both_work(wheel, tmp_path):

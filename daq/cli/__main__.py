@@ -2,6 +2,6 @@
 
 import sys
 
-from ._main import main
+from ._main import run
 
-sys.exit(main())
+sys.exit(run())
