@@ -15,7 +15,7 @@ from pathlib import Path
 from ..acquisition import kind_of
 from ..storage import write_capture_csv, write_capture_h5
 from ._capture_files import check_out_free, read_capture_file
-from ._kinds import RIG_COMMANDS, rig_family_of
+from ._kinds import rig_commands, rig_family_of
 from ._ranges import check_numbers
 from ._usage import UsageError, settings_of
 
@@ -26,7 +26,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     check_numbers(args)
     family, args = rig_family_of(args, settings)
-    return RIG_COMMANDS[family].simulate(args, settings)
+    return rig_commands(family).simulate(args, settings)
 
 
 def cmd_identify(args: argparse.Namespace) -> int:
@@ -39,7 +39,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
         family = kind_of(capture.kind).family
     else:
         family, args = rig_family_of(args, settings)
-    commands = RIG_COMMANDS[family]
+    commands = rig_commands(family)
     if args.pooled or args.more:
         if not args.pooled:
             raise UsageError(f"identify: {len(args.more) + 1} files; add --pooled to identify "
@@ -57,7 +57,7 @@ def cmd_identify(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     check_numbers(args)
     family, args = rig_family_of(args, settings_of(args))
-    return RIG_COMMANDS[family].compare(args)
+    return rig_commands(family).compare(args)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

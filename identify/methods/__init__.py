@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from ._names import (
         DEFAULT_METHOD,
         ESTIMATOR,
+        GREY_BOX,
+        INTEGRAL,
         METHOD_NAMES,
+        OUTPUT_ERROR,
+        REGRESSION,
+        SIMPLEX,
+        UAS,
     )
     from ._oe_problem import (
         LOG_BOUNDS,
@@ -59,13 +65,7 @@ if TYPE_CHECKING:
         simulate_capture,
     )
     from ._registry import (
-        GREY_BOX,
-        INTEGRAL,
         METHODS,
-        OUTPUT_ERROR,
-        REGRESSION,
-        SIMPLEX,
-        UAS,
         Method,
         identify,
     )
@@ -121,7 +121,8 @@ _EXPORTS = {
         "meaning", "record_runs", "result_params", "segment_fits", "start_state", "validate_chain",
     ),
     "._names": (
-        "DEFAULT_METHOD", "ESTIMATOR", "METHOD_NAMES",
+        "DEFAULT_METHOD", "ESTIMATOR", "GREY_BOX", "INTEGRAL", "METHOD_NAMES", "OUTPUT_ERROR",
+        "REGRESSION", "SIMPLEX", "UAS",
     ),
     "._grey_box": (
         "STRIBECK_RESTARTS", "fit_with_restarts", "identify_grey_box",
@@ -144,8 +145,7 @@ _EXPORTS = {
         "prepare", "regression_start", "release_state", "simulate_capture",
     ),
     "._registry": (
-        "GREY_BOX", "INTEGRAL", "METHODS", "OUTPUT_ERROR", "REGRESSION",
-        "SIMPLEX", "UAS", "Method", "identify",
+        "METHODS", "Method", "identify",
     ),
     "._regression": (
         "FrictionRegression", "friction_regression", "identify_regression", "reversal_mask",

@@ -20,10 +20,11 @@ from .._progress import Progress, no_progress
 from ..model import JOINT_NAMES, param_index, param_name
 from ..results import IdentificationResult
 from ..signal import Measurement
+from ._names import GREY_BOX
 from ._oe_problem import OEFit, fit_output_error
 from ._pipeline import FREE, Prepared, build_result, noise_floor, prepare
 
-METHOD = "grey-box"
+METHOD = GREY_BOX
 
 #: Stribeck starts (mu_s / mu_d, omega_t) tried when a joint's fit stays above the noise
 #: floor: the first fit assumes mu_s > mu_d, and a rig with mu_s < mu_d lies in another basin

@@ -25,10 +25,11 @@ from .._progress import Progress, no_progress
 from ..model import JOINT_NAMES, PARAM_NAMES
 from ..results import IdentificationResult, ParameterEstimate
 from ..signal import Measurement
+from ._names import OUTPUT_ERROR
 from ._oe_problem import LOG_BOUNDS, OEFit, fit_output_error, fit_output_error_many
 from ._pipeline import FREE, Prepared, build_result, capture_fit, parameter_estimates, prepare
 
-METHOD = "output-error"
+METHOD = OUTPUT_ERROR
 
 #: seed 000 Table III "Initial Guess" row, the start of the seed's failing optimisation
 SEED_INITIAL_GUESS = np.array([5.135e-3, 5.875e-3, 2.531e-3, 4.853e-2, 1.029e-1,

@@ -74,9 +74,10 @@ from ..solvers import (
     hac_covariance,
     integrated_autocorrelation,
 )
+from ._names import REGRESSION
 from ._pipeline import decay_start_s, first_defined_state, release_state, simulate_capture
 
-METHOD = "regression"
+METHOD = REGRESSION
 #: |q'| below this (rad/s) is left out: Coulomb switch and Stribeck bump (model.md)
 V_MIN = 0.02
 #: the acceleration filter's half-width (N = 101): samples this close to a reversal are left out

@@ -19,13 +19,14 @@ from .._progress import Progress
 from ..results import IdentificationResult, ParameterEstimate
 from ..signal import Measurement
 from ..solvers import modified_simplex
+from ._names import SIMPLEX
 from ._oe_problem import OEFit, OutputErrorProblem, residual_inflation, whiteness
 from ._pipeline import FREE, build_result, parameter_estimates, prepare
 
 if TYPE_CHECKING:  # annotations only: scipy.optimize is slow to import
     from scipy.optimize import OptimizeResult
 
-METHOD = "simplex"
+METHOD = SIMPLEX
 
 
 def identify_simplex(m: Measurement, progress: Progress | None = None, *,

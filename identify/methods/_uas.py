@@ -48,11 +48,12 @@ from ..model import PARAM_NAMES, param_indices
 from ..results import IdentificationResult, ParameterEstimate, fit_percent, response_of
 from ..signal import Measurement, find_release
 from ..solvers import ML3_T_MAX, nussbaum_gain
+from ._names import UAS
 from ._pipeline import StartState, release_state, simulate_capture
 from ._uas_run import run_observer
 from ._uas_settings import BOUND_SET_REL, DIVISORS, UASSettings
 
-METHOD = "uas"
+METHOD = UAS
 
 
 def _note(value: float, zs: float, guess: float) -> str:

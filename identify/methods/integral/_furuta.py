@@ -29,12 +29,13 @@ from ..._progress import Progress, no_progress
 from ...model import JOINT_NAMES, PARAM_NAMES, QUANTUM
 from ...results import IdentificationResult, ParameterEstimate, fit_percent
 from ...signal import Decimated, Measurement, decimate, find_release
+from .._names import INTEGRAL
 from .._pipeline import StartState, decay_start_s, release_state
 from ._core import integral_identify
 from ._fit import IntegralFit
 from ._piecewise import simulate_piecewise
 
-METHOD = "integral"
+METHOD = INTEGRAL
 NOTE = ("integral reconstruction identifies an equivalent linear damping and stiffness per "
         "segment, not the Brown-McPhee parameters")
 #: a joint has stopped once it stays within this fraction of its largest excursion
