@@ -19,14 +19,22 @@ ensure_compiled) against the same compiled in the process (HILRIG_COMPILE_AHEAD=
 numba alone does); and a whole `hilrig identify` of the ideal capture against its
 reported compute.
 
+With --baseline TREE (another checkout, e.g. `git worktree add /tmp/old HEAD~1`), the
+realistic captures and the whole command are timed for this tree and that one in turn,
+capture by capture, each tree in its own warm process: this machine's speed drifts by
+10-15 % within minutes, so only figures taken side by side compare. The estimates are
+compared too (a digest of every value and interval per capture).
+
     python bench/bench_speed.py [--cases ideal,hand,tableV,drag,cad] [--repeat 3]
-                                [--realistic 12] [--seed 1]
+                                [--realistic 12] [--seed 1] [--baseline TREE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import pickle
 import statistics
 import subprocess
 import sys
@@ -59,6 +67,84 @@ print(t1 - t0, t2 - t1, t3 - t2)
 """
 
 
+#: a warm process of one tree: identifies the pickled measurements named on stdin, one
+#: JSON line each (compute seconds, a digest of every estimate and interval)
+_WORKER = """
+import hashlib, json, pickle, sys, time
+from hilrig.identify import identify
+for path in sys.stdin:
+    with open(path.strip(), "rb") as f:
+        m = pickle.load(f)
+    t0 = time.perf_counter()
+    r = identify(m, "shooting")
+    seconds = time.perf_counter() - t0
+    est = {{g: {{k: [p.value, p.ci95] for k, p in sorted(getattr(r, g).items())}}
+           for g in ("parameters", "rig")}}
+    digest = hashlib.sha256(json.dumps(est).encode()).hexdigest()[:12]
+    print(json.dumps({{"seconds": seconds, "digest": digest}}), flush=True)
+"""
+
+
+def _tree_env(tree: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([tree, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def _side_by_side(n: int, seed: int, baseline: str) -> None:
+    """The realistic captures for this tree and `baseline` in turn, each in a warm
+    process of its own (warmed on the first capture, which is timed again at the end)."""
+    here = str(Path(__file__).resolve().parent.parent)
+    rng = np.random.default_rng(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for k in range(n):
+            m = random_realistic_capture(rng, RigParams(), TABLE_III_TRUTH, 35.0).measurement
+            paths.append(Path(tmp) / f"capture{k}.pkl")
+            paths[-1].write_bytes(pickle.dumps(m))
+        trees = {"this tree": here, "baseline": baseline}
+        procs = {name: subprocess.Popen([sys.executable, "-c", _WORKER.format()],
+                                        env=_tree_env(tree), stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, cwd=tmp)
+                 for name, tree in trees.items()}
+
+        def run(name: str, path: Path) -> dict:
+            proc = procs[name]
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(f"{path}\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            if not line:
+                raise SystemExit(f"bench_speed: the {name}'s process ended ({trees[name]})")
+            return json.loads(line)
+
+        for name in procs:  # warm-up: caches loaded, kernels compiled
+            run(name, paths[0])
+        times: dict[str, list[float]] = {name: [] for name in procs}
+        same = 0
+        print(f"{n} realistic captures (seed {seed}), this tree and {baseline} in turn:")
+        for k, path in enumerate(paths):
+            order = list(procs) if k % 2 == 0 else list(procs)[::-1]
+            out = {name: run(name, path) for name in order}
+            for name in procs:
+                times[name].append(out[name]["seconds"])
+            alike = out["this tree"]["digest"] == out["baseline"]["digest"]
+            same += alike
+            print(f"  capture {k + 1}: {out['this tree']['seconds']:.2f} s against "
+                  f"{out['baseline']['seconds']:.2f} s{'' if alike else ', estimates differ'}",
+                  flush=True)
+        for proc in procs.values():
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait()
+    new, old = times["this tree"], times["baseline"]
+    print(f"side by side: total {sum(new):.1f} s against {sum(old):.1f} s "
+          f"({sum(new) / sum(old):.2f}); median {statistics.median(new):.2f} against "
+          f"{statistics.median(old):.2f} s; slowest {max(new):.2f} against {max(old):.2f} s; "
+          f"the same estimates and intervals on {same} of {n} captures")
+
+
 def _warm(m, repeat: int) -> float:
     identify(m, "shooting")
     times = []
@@ -87,7 +173,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--realistic", type=int, default=12)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--baseline", metavar="TREE",
+                    help="another checkout, timed side by side with this one")
     args = ap.parse_args()
+    if args.baseline and not (Path(args.baseline) / "hilrig" / "__init__.py").exists():
+        raise SystemExit(f"--baseline {args.baseline}: no hilrig checkout there")
     print(f"shooting on 35 s captures, warm: median of {args.repeat}; goal {GOAL_WARM_S:g} s")
     print(f"{'case':<8} {'sensitivity s':>13} {'differences s':>13} {'ratio':>6}  the capture has")
     warm = []
@@ -107,6 +197,8 @@ def main() -> None:
           f"({'within' if median <= GOAL_MEDIAN_S else 'ABOVE'} the {GOAL_MEDIAN_S:g} s goal)")
     if args.realistic:
         _realistic(args.realistic, args.seed)
+        if args.baseline:
+            _side_by_side(args.realistic, args.seed, args.baseline)
     imports, first, second = _fresh(None)
     print(f"fresh process, caches on disk: imports {imports:.2f} s, first identification "
           f"{first:.2f} s, second {second:.2f} s: the first adds {first - second:.2f} s")
@@ -117,7 +209,9 @@ def main() -> None:
         print(f"fresh process, empty cache (after an install), {how}: first identification "
               f"{first:.2f} s, second {second:.2f} s: compiling adds {first - second:.2f} s "
               f"(goal {GOAL_FIRST_EXTRA_S:g} s)")
-    _cli()
+    _cli(None)
+    if args.baseline:
+        _cli_side_by_side(args.baseline)
 
 
 def _realistic(n: int, seed: int) -> None:
@@ -140,25 +234,47 @@ def _realistic(n: int, seed: int) -> None:
           f"(goal {GOAL_WARM_S:g}); {over} of {n} above {GOAL_WARM_S:g} s")
 
 
-def _cli() -> None:
-    """A whole warm `hilrig identify` of the ideal capture against the compute it reports."""
-    import json
+def _cli_runs(path: Path, tree: str | None) -> tuple[float, float]:
+    """One whole `python -m hilrig identify --json` (of `tree`, else the installed one):
+    its wall time and the compute it reports."""
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "hilrig", "identify", str(path), "--json"],
+                         check=True, capture_output=True, text=True, env=_tree_env(tree),
+                         cwd=path.parent).stdout
+    return time.perf_counter() - t0, json.loads(out)["compute_seconds"]
 
+
+def _cli(tree: str | None) -> None:
+    """A whole warm `hilrig identify` of the ideal capture against the compute it reports."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ideal.h5"
         subprocess.run([sys.executable, "-m", "hilrig", "simulate", "--out", str(path)],
                        check=True, capture_output=True)
-        walls, computes = [], []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, "-m", "hilrig", "identify", str(path),
-                                  "--json"], check=True, capture_output=True, text=True).stdout
-            walls.append(time.perf_counter() - t0)
-            computes.append(json.loads(out)["compute_seconds"])
-    extra = statistics.median(w - c for w, c in zip(walls, computes))
-    print(f"warm hilrig identify of the public case: {statistics.median(walls):.2f} s whole, "
-          f"{statistics.median(computes):.2f} s compute: {extra:.2f} s above it "
-          f"(goal {GOAL_CLI_EXTRA_S:g} s)")
+        _cli_runs(path, tree)  # warm: the tree's bytecode and numba caches written
+        runs = [_cli_runs(path, tree) for _ in range(3)]
+    extra = statistics.median(w - c for w, c in runs)
+    print(f"warm hilrig identify of the public case: {statistics.median(w for w, _ in runs):.2f} s "
+          f"whole, {statistics.median(c for _, c in runs):.2f} s compute: {extra:.2f} s above "
+          f"it (goal {GOAL_CLI_EXTRA_S:g} s)")
+
+
+def _cli_side_by_side(baseline: str, rounds: int = 8) -> None:
+    """The whole command of this tree and of `baseline` in turn, `rounds` times each."""
+    here = str(Path(__file__).resolve().parent.parent)
+    extra: dict[str, list[float]] = {here: [], baseline: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ideal.h5"
+        subprocess.run([sys.executable, "-m", "hilrig", "simulate", "--out", str(path)],
+                       check=True, capture_output=True)
+        for tree in extra:
+            _cli_runs(path, tree)
+        for k in range(rounds):
+            for tree in (list(extra) if k % 2 == 0 else list(extra)[::-1]):
+                wall, compute = _cli_runs(path, tree)
+                extra[tree].append(wall - compute)
+    new, old = statistics.median(extra[here]), statistics.median(extra[baseline])
+    print(f"warm hilrig identify above its compute, {rounds} times each in turn: {new:.2f} s "
+          f"against the baseline's {old:.2f} s ({new / old:.2f})")
 
 
 if __name__ == "__main__":
