@@ -13,17 +13,8 @@ from .._progress import Progress
 from ..model import JOINT_NAMES, blas_on_one_thread
 from ..results import IdentificationResult
 from ..signal import Measurement, require_motion
-from ._names import (
-    DEFAULT_METHOD,
-    ESTIMATOR,
-    GREY_BOX,
-    INTEGRAL,
-    METHOD_NAMES,
-    OUTPUT_ERROR,
-    REGRESSION,
-    SIMPLEX,
-    UAS,
-)
+from . import _names as names
+from ._names import DEFAULT_METHOD
 from .estimator import identify_multiple_shooting
 
 
@@ -45,19 +36,19 @@ def _on_first_call(target: str) -> Method:
 
 
 METHODS: dict[str, Method] = {
-    GREY_BOX: _on_first_call("._grey_box:identify_grey_box"),  # friction alone, the rig
+    names.GREY_BOX: _on_first_call("._grey_box:identify_grey_box"),  # friction alone, the rig
     # held at the values it is told
-    OUTPUT_ERROR: _on_first_call("._output_error:identify_output_error"),
-    REGRESSION: _on_first_call("._regression:identify_regression"),  # seed 002
-    UAS: _on_first_call("._uas:identify_uas"),  # seed 000
-    INTEGRAL: _on_first_call(".integral:identify_integral"),  # seed 004
-    SIMPLEX: _on_first_call("._simplex:identify_simplex"),  # seed 003's optimiser on the
+    names.OUTPUT_ERROR: _on_first_call("._output_error:identify_output_error"),
+    names.REGRESSION: _on_first_call("._regression:identify_regression"),  # seed 002
+    names.UAS: _on_first_call("._uas:identify_uas"),  # seed 000
+    names.INTEGRAL: _on_first_call(".integral:identify_integral"),  # seed 004
+    names.SIMPLEX: _on_first_call("._simplex:identify_simplex"),  # seed 003's optimiser on the
     # output-error problem
     # the recommended estimator: friction and rig jointly by multiple shooting, the
     # release as it happens, the extra terms the data ask for
-    ESTIMATOR: identify_multiple_shooting,
+    names.ESTIMATOR: identify_multiple_shooting,
 }
-if tuple(sorted(METHODS)) != METHOD_NAMES or DEFAULT_METHOD != ESTIMATOR:
+if tuple(sorted(METHODS)) != names.METHOD_NAMES or DEFAULT_METHOD != names.ESTIMATOR:
     raise ImportError("hilrig.identify.methods._names no longer lists the registry's methods")
 
 
