@@ -71,17 +71,19 @@ print(t1 - t0, t2 - t1, t3 - t2)
 #: JSON line each (compute seconds, a digest of every estimate and interval)
 _WORKER = """
 import hashlib, json, pickle, sys, time
+import hilrig
 from hilrig.identify import identify
+print(json.dumps({"tree": hilrig.__file__}), flush=True)
 for path in sys.stdin:
     with open(path.strip(), "rb") as f:
         m = pickle.load(f)
     t0 = time.perf_counter()
     r = identify(m, "shooting")
     seconds = time.perf_counter() - t0
-    est = {{g: {{k: [p.value, p.ci95] for k, p in sorted(getattr(r, g).items())}}
-           for g in ("parameters", "rig")}}
+    est = {g: {k: [p.value, p.ci95] for k, p in sorted(getattr(r, g).items())}
+           for g in ("parameters", "rig")}
     digest = hashlib.sha256(json.dumps(est).encode()).hexdigest()[:12]
-    print(json.dumps({{"seconds": seconds, "digest": digest}}), flush=True)
+    print(json.dumps({"seconds": seconds, "digest": digest}), flush=True)
 """
 
 
@@ -94,7 +96,7 @@ def _tree_env(tree: str | None) -> dict[str, str]:
 
 def _side_by_side(n: int, seed: int, baseline: str) -> None:
     """The realistic captures for this tree and `baseline` in turn, each in a warm
-    process of its own (warmed on the first capture, which is timed again at the end)."""
+    process of its own (warmed up on the first capture, then every capture timed)."""
     here = str(Path(__file__).resolve().parent.parent)
     rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,10 +106,16 @@ def _side_by_side(n: int, seed: int, baseline: str) -> None:
             paths.append(Path(tmp) / f"capture{k}.pkl")
             paths[-1].write_bytes(pickle.dumps(m))
         trees = {"this tree": here, "baseline": baseline}
-        procs = {name: subprocess.Popen([sys.executable, "-c", _WORKER.format()],
+        procs = {name: subprocess.Popen([sys.executable, "-c", _WORKER],
                                         env=_tree_env(tree), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, cwd=tmp)
                  for name, tree in trees.items()}
+        for name, proc in procs.items():  # each process runs the tree it was given
+            assert proc.stdout is not None
+            loaded = Path(json.loads(proc.stdout.readline())["tree"]).resolve()
+            if not loaded.is_relative_to(Path(trees[name]).resolve()):
+                raise SystemExit(f"bench_speed: the {name}'s process loaded {loaded}, "
+                                 f"not {trees[name]}")
 
         def run(name: str, path: Path) -> dict:
             proc = procs[name]
@@ -176,8 +184,10 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="TREE",
                     help="another checkout, timed side by side with this one")
     args = ap.parse_args()
-    if args.baseline and not (Path(args.baseline) / "hilrig" / "__init__.py").exists():
-        raise SystemExit(f"--baseline {args.baseline}: no hilrig checkout there")
+    if args.baseline:  # absolute: the trees' processes run elsewhere
+        args.baseline = str(Path(args.baseline).resolve())
+        if not (Path(args.baseline) / "hilrig" / "__init__.py").exists():
+            raise SystemExit(f"--baseline {args.baseline}: no hilrig checkout there")
     print(f"shooting on 35 s captures, warm: median of {args.repeat}; goal {GOAL_WARM_S:g} s")
     print(f"{'case':<8} {'sensitivity s':>13} {'differences s':>13} {'ratio':>6}  the capture has")
     warm = []
@@ -260,19 +270,19 @@ def _cli(tree: str | None) -> None:
 
 def _cli_side_by_side(baseline: str, rounds: int = 8) -> None:
     """The whole command of this tree and of `baseline` in turn, `rounds` times each."""
-    here = str(Path(__file__).resolve().parent.parent)
-    extra: dict[str, list[float]] = {here: [], baseline: []}
+    trees = {"this tree": str(Path(__file__).resolve().parent.parent), "baseline": baseline}
+    extra: dict[str, list[float]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ideal.h5"
         subprocess.run([sys.executable, "-m", "hilrig", "simulate", "--out", str(path)],
                        check=True, capture_output=True)
-        for tree in extra:
+        for tree in trees.values():
             _cli_runs(path, tree)
         for k in range(rounds):
-            for tree in (list(extra) if k % 2 == 0 else list(extra)[::-1]):
-                wall, compute = _cli_runs(path, tree)
-                extra[tree].append(wall - compute)
-    new, old = statistics.median(extra[here]), statistics.median(extra[baseline])
+            for name in (list(trees) if k % 2 == 0 else list(trees)[::-1]):
+                wall, compute = _cli_runs(path, trees[name])
+                extra[name].append(wall - compute)
+    new, old = statistics.median(extra["this tree"]), statistics.median(extra["baseline"])
     print(f"warm hilrig identify above its compute, {rounds} times each in turn: {new:.2f} s "
           f"against the baseline's {old:.2f} s ({new / old:.2f})")
 

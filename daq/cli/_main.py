@@ -110,17 +110,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str] | None = None) -> int:
-    """The `hilrig` command's process: main(), then an exit without the interpreter's
-    closing garbage collections.
-
-    At exit the interpreter collects several times over every object numba, scipy and
-    the estimator loaded: 0.2-0.4 s after a warm `hilrig identify` whose compute is about
-    1.2 s, and the user waits for it. Nothing the command leaves needs collecting: its
-    files are closed (writes are atomic), its output is flushed at exit as before, and
-    objects still alive are reclaimed with the process. Frozen objects are only left out
-    of collections, never freed early, so this is for a process that is about to end
-    (main() itself is what tests and embedders call).
-    """
+    """The `hilrig` command's process: main(), then the collector frozen, so the
+    interpreter's closing collections over everything numba and scipy loaded are skipped.
+    That is safe only in a process about to end: the command has closed its files
+    (writes are atomic) and what is still alive goes with the process. Callers whose
+    process goes on call main()."""
     code = main(argv)
     gc.freeze()
     return code

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     )
     from ._registry import (
         METHODS,
+        SEED_METHODS,
         Method,
         identify,
     )
@@ -145,7 +146,7 @@ _EXPORTS = {
         "prepare", "regression_start", "release_state", "simulate_capture",
     ),
     "._registry": (
-        "METHODS", "Method", "identify",
+        "METHODS", "SEED_METHODS", "Method", "identify",
     ),
     "._regression": (
         "FrictionRegression", "friction_regression", "identify_regression", "reversal_mask",
@@ -174,7 +175,7 @@ __all__ = [
     "LAWS_AUTO", "LAW_TERMS", "ChainData", "ChainFit", "ChainProblem", "Scale", "fit_chain",
     "fit_law", "identify_chain", "meaning", "result_params", "segment_fits", "validate_chain",
     "DEFAULT_METHOD", "ESTIMATOR", "METHOD_NAMES", "FREE", "FREE_NAMES", "GREY_BOX", "INTEGRAL",
-    "LOG_BOUNDS", "METHODS",
+    "LOG_BOUNDS", "METHODS", "SEED_METHODS",
     "OUTPUT_ERROR", "REGRESSION", "SEED_INITIAL_GUESS", "SIMPLEX", "STRIBECK_RESTARTS",
     "TABLE_III_INITIAL_GUESS", "TABLE_II_UPPER", "UAS", "Experiment", "FrictionRegression",
     "InitialState", "JointRegression", "Method", "OEFit", "OutputErrorProblem", "Prepared",

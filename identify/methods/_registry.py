@@ -7,7 +7,7 @@ estimator does not load the six other methods (about 0.05 s of its start).
 from __future__ import annotations
 
 import importlib
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .._progress import Progress
 from ..model import JOINT_NAMES, blas_on_one_thread
@@ -35,15 +35,31 @@ def _on_first_call(target: str) -> Method:
     return method
 
 
+#: the seed reproductions by name, each where it lives ("module:function" here)
+SEED_METHODS = {
+    # friction alone, the rig held at the values it is told
+    names.GREY_BOX: "._grey_box:identify_grey_box",
+    names.OUTPUT_ERROR: "._output_error:identify_output_error",
+    names.REGRESSION: "._regression:identify_regression",  # seed 002
+    names.UAS: "._uas:identify_uas",  # seed 000
+    names.INTEGRAL: ".integral:identify_integral",  # seed 004
+    # seed 003's optimiser on the output-error problem
+    names.SIMPLEX: "._simplex:identify_simplex",
+}
+if TYPE_CHECKING:  # the strings above hide the functions from the type checker
+    from ._grey_box import identify_grey_box
+    from ._output_error import identify_output_error
+    from ._regression import identify_regression
+    from ._simplex import identify_simplex
+    from ._uas import identify_uas
+    from .integral import identify_integral
+
+    _SEEDS: tuple[Method, ...] = (identify_grey_box, identify_output_error,
+                                  identify_regression, identify_uas, identify_integral,
+                                  identify_simplex)
+
 METHODS: dict[str, Method] = {
-    names.GREY_BOX: _on_first_call("._grey_box:identify_grey_box"),  # friction alone, the rig
-    # held at the values it is told
-    names.OUTPUT_ERROR: _on_first_call("._output_error:identify_output_error"),
-    names.REGRESSION: _on_first_call("._regression:identify_regression"),  # seed 002
-    names.UAS: _on_first_call("._uas:identify_uas"),  # seed 000
-    names.INTEGRAL: _on_first_call(".integral:identify_integral"),  # seed 004
-    names.SIMPLEX: _on_first_call("._simplex:identify_simplex"),  # seed 003's optimiser on the
-    # output-error problem
+    **{name: _on_first_call(target) for name, target in SEED_METHODS.items()},
     # the recommended estimator: friction and rig jointly by multiple shooting, the
     # release as it happens, the extra terms the data ask for
     names.ESTIMATOR: identify_multiple_shooting,

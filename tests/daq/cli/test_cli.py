@@ -208,9 +208,8 @@ def test_export_keeps_every_angle_exactly(short):
 
 
 def test_the_command_ends_its_process_without_collecting_what_it_loaded(short, tmp_path):
-    """run(), the command's entry point, is main() and then the collector frozen: the
-    interpreter's closing collections over numba's and scipy's objects (0.2-0.4 s after
-    an identification) are skipped, and what the command wrote is whole before it."""
+    """run(), the command's entry point, is main() and then the collector frozen (the
+    interpreter's closing collections are skipped); the command's work is the same."""
     out = tmp_path / "again.csv"
     assert gc.get_freeze_count() == 0
     try:

@@ -16,15 +16,16 @@ def test_every_rig_family_has_its_part_of_the_commands():
         assert isinstance(rig_commands(family), RigCommands), family
 
 
-def test_a_furuta_command_does_not_load_the_chain_kind(tmp_path):
-    """`hilrig simulate` of the default (Furuta) rig in a fresh process: the chain's
-    commands and estimator are never imported (its parameter models are: the settings
-    hold a [rig] kind of either family)."""
+def test_furuta_commands_do_not_load_the_chain_kind(tmp_path):
+    """`hilrig simulate`, then `hilrig identify`, of the default (Furuta) rig in a fresh
+    process: the chain's commands and estimator are never imported (its parameter models
+    are: the settings hold a [rig] kind of either family)."""
+    capture = str(tmp_path / "c.h5")
     probe = ("import sys\nfrom hilrig.daq.cli import main\n"
-             f"assert main(['simulate', '--out', {str(tmp_path / 'c.h5')!r}, "
-             "'--duration', '1']) == 0\n"
+             f"assert main(['simulate', '--out', {capture!r}, '--duration', '6']) == 0\n"
+             f"assert main(['identify', {capture!r}, '--json']) == 0\n"
              "print(sorted(m for m in sys.modules if m.startswith(("
              "'hilrig.daq.cli.chain', 'hilrig.identify.methods.estimator.chain'))))\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                         timeout=120, check=True, cwd=tmp_path).stdout
+                         timeout=300, check=True, cwd=tmp_path).stdout
     assert out.splitlines()[-1] == "[]", out
