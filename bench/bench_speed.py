@@ -87,6 +87,30 @@ for path in sys.stdin:
 """
 
 
+#: this checkout (the tree --baseline is set against)
+HERE = str(Path(__file__).resolve().parent.parent)
+
+
+def _realistic_captures(n: int, seed: int):
+    """bench_coverage's realistic draws (seed), as measurements."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield random_realistic_capture(rng, RigParams(), TABLE_III_TRUTH, 35.0).measurement
+
+
+def _in_turn(names, k: int) -> list:
+    """The names in order on even rounds, reversed on odd ones: neither side always first."""
+    return list(names) if k % 2 == 0 else list(names)[::-1]
+
+
+def _ideal_capture(directory: str) -> Path:
+    """`hilrig simulate` of the public case into `directory`."""
+    path = Path(directory) / "ideal.h5"
+    subprocess.run([sys.executable, "-m", "hilrig", "simulate", "--out", str(path)],
+                   check=True, capture_output=True)
+    return path
+
+
 def _tree_env(tree: str | None) -> dict[str, str]:
     env = dict(os.environ)
     if tree is not None:
@@ -97,15 +121,12 @@ def _tree_env(tree: str | None) -> dict[str, str]:
 def _side_by_side(n: int, seed: int, baseline: str) -> None:
     """The realistic captures for this tree and `baseline` in turn, each in a warm
     process of its own (warmed up on the first capture, then every capture timed)."""
-    here = str(Path(__file__).resolve().parent.parent)
-    rng = np.random.default_rng(seed)
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
-        for k in range(n):
-            m = random_realistic_capture(rng, RigParams(), TABLE_III_TRUTH, 35.0).measurement
+        for k, m in enumerate(_realistic_captures(n, seed)):
             paths.append(Path(tmp) / f"capture{k}.pkl")
             paths[-1].write_bytes(pickle.dumps(m))
-        trees = {"this tree": here, "baseline": baseline}
+        trees = {"this tree": HERE, "baseline": baseline}
         procs = {name: subprocess.Popen([sys.executable, "-c", _WORKER],
                                         env=_tree_env(tree), stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, cwd=tmp)
@@ -133,8 +154,7 @@ def _side_by_side(n: int, seed: int, baseline: str) -> None:
         same = 0
         print(f"{n} realistic captures (seed {seed}), this tree and {baseline} in turn:")
         for k, path in enumerate(paths):
-            order = list(procs) if k % 2 == 0 else list(procs)[::-1]
-            out = {name: run(name, path) for name in order}
+            out = {name: run(name, path) for name in _in_turn(procs, k)}
             for name in procs:
                 times[name].append(out[name]["seconds"])
             alike = out["this tree"]["digest"] == out["baseline"]["digest"]
@@ -219,18 +239,16 @@ def main() -> None:
         print(f"fresh process, empty cache (after an install), {how}: first identification "
               f"{first:.2f} s, second {second:.2f} s: compiling adds {first - second:.2f} s "
               f"(goal {GOAL_FIRST_EXTRA_S:g} s)")
-    _cli(None)
+    _cli()
     if args.baseline:
         _cli_side_by_side(args.baseline)
 
 
 def _realistic(n: int, seed: int) -> None:
     """Random realistic captures (bench_coverage's draws), each timed once, warm."""
-    rng = np.random.default_rng(seed)
     times = []
     print(f"{n} random realistic captures of 35 s (seed {seed}), warm, once each:")
-    for k in range(n):
-        m = random_realistic_capture(rng, RigParams(), TABLE_III_TRUTH, 35.0).measurement
+    for k, m in enumerate(_realistic_captures(n, seed)):
         t0 = time.perf_counter()
         r = identify(m, "shooting")
         times.append(time.perf_counter() - t0)
@@ -254,14 +272,12 @@ def _cli_runs(path: Path, tree: str | None) -> tuple[float, float]:
     return time.perf_counter() - t0, json.loads(out)["compute_seconds"]
 
 
-def _cli(tree: str | None) -> None:
+def _cli() -> None:
     """A whole warm `hilrig identify` of the ideal capture against the compute it reports."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "ideal.h5"
-        subprocess.run([sys.executable, "-m", "hilrig", "simulate", "--out", str(path)],
-                       check=True, capture_output=True)
-        _cli_runs(path, tree)  # warm: the tree's bytecode and numba caches written
-        runs = [_cli_runs(path, tree) for _ in range(3)]
+        path = _ideal_capture(tmp)
+        _cli_runs(path, None)  # warm: bytecode and numba caches written
+        runs = [_cli_runs(path, None) for _ in range(3)]
     extra = statistics.median(w - c for w, c in runs)
     print(f"warm hilrig identify of the public case: {statistics.median(w for w, _ in runs):.2f} s "
           f"whole, {statistics.median(c for _, c in runs):.2f} s compute: {extra:.2f} s above "
@@ -270,16 +286,14 @@ def _cli(tree: str | None) -> None:
 
 def _cli_side_by_side(baseline: str, rounds: int = 8) -> None:
     """The whole command of this tree and of `baseline` in turn, `rounds` times each."""
-    trees = {"this tree": str(Path(__file__).resolve().parent.parent), "baseline": baseline}
+    trees = {"this tree": HERE, "baseline": baseline}
     extra: dict[str, list[float]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "ideal.h5"
-        subprocess.run([sys.executable, "-m", "hilrig", "simulate", "--out", str(path)],
-                       check=True, capture_output=True)
+        path = _ideal_capture(tmp)
         for tree in trees.values():
             _cli_runs(path, tree)
         for k in range(rounds):
-            for name in (list(trees) if k % 2 == 0 else list(trees)[::-1]):
+            for name in _in_turn(trees, k):
                 wall, compute = _cli_runs(path, trees[name])
                 extra[name].append(wall - compute)
     new, old = statistics.median(extra["this tree"]), statistics.median(extra["baseline"])
