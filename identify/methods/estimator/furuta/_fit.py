@@ -259,6 +259,28 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
             problem.reschedule(z)
         z, res = fit_free(problem, z, np.arange(z.size), 40, sigma_tol=0.1)
         return finish(problem, z, res, warm.t_start, noise=warm.noise)
+    return fit_from_short(short_fit(m, prior, overlap_s=overlap_s, extras=extras, laws=laws,
+                                    progress=progress, omega_t_start=omega_t_start),
+                          segment_s, overlap_s)
+
+
+@dataclass(frozen=True)
+class ShortFit:
+    """A cold fit's first stage: the capture cut into SHORT_SEGMENT_S segments and
+    everything fitted roughly. chi2: where it ended, in the measured noise's units with
+    the prior's part; every start of one capture cuts the same segments and weighs by the
+    same noise (bench_restarts compares starts by it)."""
+    problem: ShootingProblem
+    z: np.ndarray
+    chi2: float
+    t_start: float
+
+
+def short_fit(m: Measurement, prior: RigPrior | None = None, *, overlap_s: float = OVERLAP_S,
+              extras: tuple[str, ...] = (), laws: tuple[str, str] = BROWN_MCPHEE,
+              progress: Progress | None = None,
+              omega_t_start: float = GENERIC_START["omega_t"]) -> ShortFit:
+    """fit_shooting's first stage (its arguments), which fit_from_short finishes."""
     prior = prior or RigPrior.of(m.rig)
     quantum = m.resolution_rad or QUANTUM
     t_start = motion_start(m)
@@ -287,14 +309,22 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     # here its last 30 of 60 iterations took off under 3 of a chi^2 of 34,000 on a
     # Table V capture)
     z, res = fit_free(problem, z, np.arange(z.size), 60, sigma_tol=0.5, remaining_chi2=None)
+    return ShortFit(problem, z, 2.0 * float(res.cost), t_start)
+
+
+def fit_from_short(short: ShortFit, segment_s: float = SEGMENT_S,
+                   overlap_s: float = OVERLAP_S) -> ShootingFit:
+    """The fit finished from its first stage (short_fit) on segments of segment_s."""
+    problem, z, t_start = short.problem, short.z, short.t_start
+    n_g = problem.n_global
     # then segments of segment_s, every few short ones merged: fewer states to absorb
     # what the model leaves out, so the residuals show it and the friction is not bent
     every = max(1, int(round(segment_s / SHORT_SEGMENT_S)))
-    while every > 1 and short.count > every:
-        keep = np.arange(0, short.count, every)
-        seg = Segments.starting(d, short.start[keep], overlap_s)
-        merged = ShootingProblem(d, prior, seg, sigma, extras, progress, laws=laws,
-                                 floor=floor)
+    while every > 1 and problem.seg.count > every:
+        keep = np.arange(0, problem.seg.count, every)
+        seg = Segments.starting(problem.d, problem.seg.start[keep], overlap_s)
+        merged = ShootingProblem(problem.d, problem.prior, seg, problem.sigma, problem.extras,
+                                 problem.progress, laws=problem.laws, floor=problem.floor)
         z_merged = np.concatenate([z[:n_g], problem.states(z)[keep].ravel()])
         merged.reschedule(z_merged)
         z_m, res_m = fit_free(merged, z_merged, np.arange(z_merged.size), 40, sigma_tol=0.1)
@@ -428,5 +458,6 @@ def cramer_rao(jac: BlockJacobian, scale: np.ndarray, n_data: int,
 
 
 __all__ = ["AT_FLOOR", "BROWN_MCPHEE", "FIT_RATE_HZ", "FLOOR_RATE_HZ", "OVERLAP_S", "SEGMENT_S",
-           "WEIGHT_FLOOR", "ShootingFit", "cramer_rao", "finish", "fit_free", "fit_shooting",
-           "segment_states", "start_weights", "warm_start"]
+           "WEIGHT_FLOOR", "ShootingFit", "ShortFit", "cramer_rao", "finish", "fit_free",
+           "fit_from_short", "fit_shooting", "segment_states", "short_fit", "start_weights",
+           "warm_start"]

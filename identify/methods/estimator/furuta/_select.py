@@ -99,6 +99,22 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
                                              progress=progress), m)
         return fit, fit.t_start, [_tried(fit, chosen=True)]
     fit = _refined_if_asked(fit_shooting(m, prior, laws=BROWN_MCPHEE, progress=progress), m)
+    fit = _restarted_first(m, prior, fit, progress)
+    fits: list[ShootingFit] = [fit]
+    skipped: list[dict[str, Any]] = []
+    for joint in (0, 1):
+        fit = _without_stribeck(m, prior, fit, joint, fits, progress)
+    fit = _with_extras(m, prior, fit, fits, skipped, progress)
+    fit = _hump_again(m, prior, fit, fits, progress)
+    fit = _restarted_chosen(m, prior, fit, fits, progress)
+    tried = [_tried(f, chosen=f is fit) for f in fits]
+    return fit, fit.t_start, tried + skipped
+
+
+def _restarted_first(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
+                     progress: Progress | None) -> ShootingFit:
+    """The first fit, or a restart of it with a lower BIC (_restarts), tried in turn while
+    the best stays far above the noise (RESTART_EXCESS)."""
     # a fit far above the noise sits in another valley: the Stribeck transition started
     # on the wrong side (true omega_t 0.06-0.09 rad/s left residuals 45-165 times the
     # noise from the 1e-2 start); try the other sides and keep the best. Or it lacks a
@@ -113,15 +129,7 @@ def select_model(m: Measurement, prior: RigPrior | None = None, *,
                                              progress=progress, omega_t_start=omega), m)
         alt = replace(alt, drag_score=stat) if extras else alt
         fit = alt if alt.bic < fit.bic else fit
-    fits: list[ShootingFit] = [fit]
-    skipped: list[dict[str, Any]] = []
-    for joint in (0, 1):
-        fit = _without_stribeck(m, prior, fit, joint, fits, progress)
-    fit = _with_extras(m, prior, fit, fits, skipped, progress)
-    fit = _hump_again(m, prior, fit, fits, progress)
-    fit = _restarted_chosen(m, prior, fit, fits, progress)
-    tried = [_tried(f, chosen=f is fit) for f in fits]
-    return fit, fit.t_start, tried + skipped
+    return fit
 
 
 def _restarts(fit: ShootingFit) -> tuple[list[tuple[float, tuple[str, ...]]], float]:
