@@ -51,6 +51,8 @@ from hilrig.identify.signal import (  # noqa: E402
     simulated_session,
 )
 
+#: BICs closer than this are the same fit (starts that end in one valley differ by less)
+TIE_BIC = 10.0
 #: the rounds of the capture being identified (one capture per process at a time)
 _ROUNDS: list[dict[str, Any]] = []
 
@@ -149,7 +151,7 @@ def _report(records: list[dict[str, Any]]) -> None:
     for capture, rnd in rounds:
         best = min(s["first_chi2"] for s in rnd["starts"])
         winner = min(rnd["starts"], key=lambda s: s["bic"])
-        kept = winner["bic"] < rnd["bic"]
+        kept = winner["bic"] < rnd["bic"] - TIE_BIC
         print(f"{capture} {rnd['loop']}: before {np.round(rnd['excess'], 2).tolist()} of the "
               "noise")
         for s in rnd["starts"]:
@@ -164,7 +166,8 @@ def _report(records: list[dict[str, Any]]) -> None:
         wins[key if kept else "none"] = wins.get(key if kept else "none", 0) + 1
     if not rounds:
         return
-    print("rounds won by start:", ", ".join(f"{k} {v}" for k, v in sorted(wins.items())))
+    print(f"rounds won by start (by more than {TIE_BIC:g} in BIC; none: no start beat the "
+          "fit before the round):", ", ".join(f"{k} {v}" for k, v in sorted(wins.items())))
     print(f"first stage over the round's best: winners up to {max(won, default=np.nan):.1f} x; "
           f"losers {np.median(lost):.1f} x median, up to {max(lost):.0f} x")
     base = tuple(select.RESTART_OMEGA_T)
@@ -174,8 +177,8 @@ def _report(records: list[dict[str, Any]]) -> None:
     rows = []
     for order in itertools.permutations(base):
         got = [_replay(rnd, order) for _, rnd in rounds]
-        worse = sum(b > r_b + 10 for (_, b), (_, r_b) in zip(got, ref))
-        better = sum(b < r_b - 10 for (_, b), (_, r_b) in zip(got, ref))
+        worse = sum(b > r_b + TIE_BIC for (_, b), (_, r_b) in zip(got, ref))
+        better = sum(b < r_b - TIE_BIC for (_, b), (_, r_b) in zip(got, ref))
         rows.append((sum(s for s, _ in got), order, worse, better))
     for seconds, order, worse, better in sorted(rows):
         print(f"  {str(order):<28} {seconds:7.1f} s  rounds worse {worse}, better {better}")
