@@ -41,10 +41,7 @@ import numpy as np  # noqa: E402
 
 import hilrig.identify.methods.estimator.furuta._select as select  # noqa: E402
 from hilrig.identify import TABLE_III_TRUTH, RigParams, identify  # noqa: E402
-from hilrig.identify.methods.estimator.furuta._fit import (  # noqa: E402
-    fit_from_short,
-    short_fit,
-)
+from hilrig.identify.methods.estimator.furuta import fit_from_short, short_fit  # noqa: E402
 from hilrig.identify.signal import (  # noqa: E402
     CONDITIONS,
     random_realistic_capture,
@@ -57,21 +54,21 @@ TIE_BIC = 10.0
 _ROUNDS: list[dict[str, Any]] = []
 
 
-def _finished(m, prior, laws, extras, omega) -> tuple[Any, dict[str, Any]]:
+def _finished(m, prior, laws, extras, omega) -> dict[str, Any]:
     t0 = time.perf_counter()
     short = short_fit(m, prior, laws=laws, extras=extras, omega_t_start=omega)
     t1 = time.perf_counter()
     fit = select._refined_if_asked(fit_from_short(short), m)
-    return fit, {"omega": omega, "extras": list(extras), "first_chi2": short.chi2,
-                 "first_s": t1 - t0, "seconds": time.perf_counter() - t0, "bic": fit.bic,
-                 "excess": fit.excess.tolist(),
-                 "escaped": bool(select.escaped_transition(fit, select._floor_noise(m)))}
+    return {"omega": omega, "extras": list(extras), "first_chi2": short.chi2,
+            "first_s": t1 - t0, "seconds": time.perf_counter() - t0, "bic": fit.bic,
+            "excess": fit.excess.tolist(),
+            "escaped": bool(select.escaped_transition(fit, select._floor_noise(m)))}
 
 
 def _round(kind: str, m, prior, fit, starts, laws) -> None:
     _ROUNDS.append({"loop": kind, "bic": fit.bic, "excess": fit.excess.tolist(),
                     "escaped": bool(select.escaped_transition(fit, select._floor_noise(m))),
-                    "starts": [_finished(m, prior, laws, extras, omega)[1]
+                    "starts": [_finished(m, prior, laws, extras, omega)
                                for omega, extras in starts]})
 
 
@@ -86,10 +83,8 @@ def _restarted_first(m, prior, fit, progress):
 
 
 def _restarted_chosen(m, prior, fit, fits, progress):
-    asked = select.STRIBECK in fit.problem.laws and (
-        fit.excess.max() > select.CHOSEN_RESTART_EXCESS
-        or select.escaped_transition(fit, select._floor_noise(m)))
-    if asked:
+    if select.STRIBECK in fit.problem.laws and select.chosen_restart_asked(
+            fit, select._floor_noise(m)):
         _round("chosen", m, prior, fit, [(o, fit.extras) for o in select.RESTART_OMEGA_T],
                fit.problem.laws)
     return _chosen(m, prior, fit, fits, progress)

@@ -12,8 +12,11 @@ if TYPE_CHECKING:
         OVERLAP_S,
         SEGMENT_S,
         ShootingFit,
+        ShortFit,
+        fit_from_short,
         fit_shooting,
         segment_states,
+        short_fit,
     )
     from ._prior import (
         CAD_UNCERTAINTY,
@@ -47,7 +50,8 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "._fit": (
-        "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "fit_shooting", "segment_states",
+        "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "ShortFit", "fit_from_short",
+        "fit_shooting", "segment_states", "short_fit",
     ),
     "._prior": (
         "CAD_UNCERTAINTY", "RIG_VARIABLES", "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY",
@@ -72,7 +76,8 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "CAD_UNCERTAINTY", "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FIT_RATE_HZ", "FRICTION_FREE",
     "NEAR_MARGIN", "NOT_SEPARABLE", "OVERLAP_S", "RIG_VARIABLES", "RigPrior", "SCALE_FREE",
-    "SEGMENT_S", "Segments", "ShootingFit", "ShootingProblem", "TILT_UNCERTAINTY_DEG",
-    "WEIGHED_UNCERTAINTY", "fit_shooting", "friction_bounds", "identify_multiple_shooting",
-    "rig_estimates", "score_statistic", "segment_states", "select_model",
+    "SEGMENT_S", "Segments", "ShootingFit", "ShootingProblem", "ShortFit",
+    "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY", "fit_from_short", "fit_shooting",
+    "friction_bounds", "identify_multiple_shooting", "rig_estimates", "score_statistic",
+    "segment_states", "select_model", "short_fit",
 ]

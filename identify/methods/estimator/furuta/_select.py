@@ -367,8 +367,7 @@ def _restarted_chosen(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     if STRIBECK not in fit.problem.laws:
         return fit
     for omega in RESTART_OMEGA_T:
-        if best.excess.max() <= CHOSEN_RESTART_EXCESS and not escaped_transition(
-                best, _floor_noise(m)):
+        if not chosen_restart_asked(best, _floor_noise(m)):
             break
         trial = _refined_if_asked(fit_shooting(m, prior, laws=fit.problem.laws,
                                                extras=fit.extras, progress=progress,
@@ -378,6 +377,14 @@ def _restarted_chosen(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     if best is not fit and best.extras:
         best = _without_stand_ins(m, prior, best, fits, progress)
     return best
+
+
+def chosen_restart_asked(fit: ShootingFit, floor_noise: float) -> bool:
+    """Whether _restarted_chosen fits the model again: still above the noise
+    (CHOSEN_RESTART_EXCESS) or a transition escaped above every start."""
+    # (not <=: a NaN residual asks for a restart)
+    return bool(not fit.excess.max() <= CHOSEN_RESTART_EXCESS
+                or escaped_transition(fit, floor_noise))
 
 
 def escaped_transition(fit: ShootingFit, floor_noise: float) -> bool:
@@ -524,5 +531,6 @@ def score_and_start(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray, te
     return stat, float(first_order[0])
 
 
-__all__ = ["CHOSEN_RESTART_EXCESS", "RESTART_EXCESS", "RESTART_OMEGA_T", "escaped_transition",
+__all__ = ["CHOSEN_RESTART_EXCESS", "RESTART_EXCESS", "RESTART_OMEGA_T",
+           "chosen_restart_asked", "escaped_transition",
            "score_statistic", "select_model", "unresolved_joints"]
