@@ -37,7 +37,7 @@ import time
 from collections import defaultdict
 
 import numpy as np
-from mc_report import efficiency_row
+from mc_report import efficiency_row, narrow_rows
 
 from hilrig.identify import ChainParams, ChainRig, IdentificationResult, identify_chain
 from hilrig.identify.model import inertial_names, inertial_normaliser
@@ -110,6 +110,8 @@ def main() -> None:
     hits: dict[str, list[int]] = defaultdict(list)
     eff: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     narrow: list[str] = []
+    #: (capture, parameter, missed) of every interval narrower than +-1 %
+    narrow_all: list[tuple[str, str, bool]] = []
     t0 = time.perf_counter()
     for k in range(args.captures):
         kind = KINDS[k % len(KINDS)]
@@ -147,9 +149,12 @@ def main() -> None:
             if p.identifiable and p.ci95 is not None and p.value is not None:
                 ok = p.ci95[0] <= truth <= p.ci95[1]
                 hits[name.split("/")[0].rstrip("0123456789")].append(int(ok))
-                if not ok and (p.ci95[1] - p.ci95[0]) / 2 < 0.01 * abs(p.value):
-                    narrow.append(f"capture {k + 1} ({kind}, {condition}): {name} "
-                                  f"{p.ci95} truth {truth:.6g}")
+                if (p.ci95[1] - p.ci95[0]) / 2 < 0.01 * abs(p.value):
+                    narrow_all.append((str(k + 1), name.split("/")[0].rstrip("0123456789"),
+                                       not ok))
+                    if not ok:
+                        narrow.append(f"capture {k + 1} ({kind}, {condition}): {name} "
+                                      f"{p.ci95} truth {truth:.6g}")
             crb = r.diagnostics.get("cramer_rao", {}).get(name)
             head = name.split("/")[0].rstrip("0123456789")
             if p.identifiable and p.value is not None and crb and head in ("Fc", "b", "cd"):
@@ -191,6 +196,8 @@ def main() -> None:
     print(f"intervals narrower than +-1 % that missed: {len(narrow)}")
     for line in narrow:
         print(f"  {line}")
+    for line in narrow_rows(narrow_all):
+        print(line)
     if records is not None:
         records.close()
         print(f"records: {args.records}")

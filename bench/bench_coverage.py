@@ -56,7 +56,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from mc_report import efficiency_row
+from mc_report import efficiency_row, narrow_rows
 
 from hilrig.identify import METHODS, TABLE_III_TRUTH, RigParams, identify
 from hilrig.identify.model import rig_quantities
@@ -82,6 +82,8 @@ class Tally:
     rig_ok: int = 0
     hits: dict[str, list[int]] = field(default_factory=dict)
     narrow_misses: list[str] = field(default_factory=list)
+    #: (capture, parameter, missed) of every interval narrower than +-1 %
+    narrow: list[tuple[str, str, bool]] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     worst: dict[str, float] = field(default_factory=dict)
     #: name -> (truth, value or assumed, ci low, ci high, reported identifiable) per capture
@@ -147,8 +149,10 @@ class Tally:
     def _hit(self, name: str, ci: tuple[float, float], truth: float, value: float) -> None:
         ok = ci[0] <= truth <= ci[1]
         self.hits.setdefault(name, []).append(int(ok))
-        if not ok and value and (ci[1] - ci[0]) / 2 < 0.01 * abs(value):
-            self.narrow_misses.append(f"capture {self.n}: {name} {ci} truth {truth:.6g}")
+        if value and (ci[1] - ci[0]) / 2 < 0.01 * abs(value):
+            self.narrow.append((str(self.n), name, not ok))
+            if not ok:
+                self.narrow_misses.append(f"capture {self.n}: {name} {ci} truth {truth:.6g}")
 
 
 def main() -> None:
@@ -222,6 +226,8 @@ def main() -> None:
     print(f"intervals narrower than +-1 % that missed: {len(tally.narrow_misses)}")
     for line in tally.narrow_misses:
         print(f"  {line}")
+    for line in narrow_rows(tally.narrow):
+        print(line)
     if records is not None:
         records.close()
         print(f"records: {args.records}")
