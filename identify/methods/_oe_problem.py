@@ -162,6 +162,42 @@ def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: in
     return _widened(sub, widen)
 
 
+#: where keeping RK4 stable asks for more than this many times the substeps accuracy
+#: asks, the implicit step takes the interval instead (split_schedule): one of its steps
+#: costs 1.9-2.7 RK4 steps (identify.model._implicit IMPLICIT_COST)
+IMPLICIT_OVER = 3.0
+#: an implicit interval takes this many times fewer substeps than RK4's stability asked,
+#: or accuracy's if more: enough to resolve a joint breaking away from friction's hold
+#: wherever a fit moves it within the held stretch while the schedule stands. With
+#: accuracy's alone, seed 2's drag-and-cable captures 13 and 38 of bench_coverage ended
+#: in other valleys (the pendulum at 1.6 and 3.3 times the noise, mu_v1 +17 and +6 %); with
+#: a fourth or an eighth of RK4's, where the old schedule put them, in 6.5-8.5 s
+#: against 17-26 s
+IMPLICIT_FEWER = 8
+
+
+def split_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int,
+                   omega_ref: float | np.ndarray, max_sub: int, rate: list[np.ndarray],
+                   reach: float = 3.0, widen: int = 3,
+                   implicit_over: float = IMPLICIT_OVER) -> tuple[np.ndarray, np.ndarray]:
+    """simulated_schedule's substeps and where to take them with the implicit step
+    (identify.model._implicit) rather than RK4: the intervals where RK4's stability on the
+    friction's rate asks for more than implicit_over times the substeps accuracy asks. A
+    joint that friction holds for seconds asked RK4 for 4-47 substeps per interval where
+    accuracy asked for 1-5; the implicit step is stable at any rate, so there it takes
+    IMPLICIT_FEWER times fewer (accuracy's, if more). Returns (substeps, implicit)."""
+    accurate = simulated_schedule(k, q, h, n, omega_ref, max_sub, None, reach, widen)
+    stable = simulated_schedule(k, q, h, n, omega_ref, max_sub, rate, reach, widen)
+    implicit = stable > implicit_over * accurate
+    coarse = np.maximum(accurate, -(-stable // IMPLICIT_FEWER))
+    return np.where(implicit, coarse, stable), implicit
+
+
+def signed_schedule(substeps: np.ndarray, implicit: np.ndarray) -> np.ndarray:
+    """The schedule as the simulation kernels take it: -n where n implicit steps."""
+    return np.where(implicit, -substeps, substeps)
+
+
 class OutputErrorProblem:
     """One capture's output-error problem: residuals and Jacobian over z.
 

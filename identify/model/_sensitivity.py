@@ -13,105 +13,23 @@ of S the derivatives by the initial state. Applying the same RK4
 to the augmented system gives exactly the derivative of the discrete RK4 map ("internal
 differentiation": Hairer, Norsett and Wanner, Solving ODEs I, sec. I.14 and II.6), so the
 Jacobian matches the simulation to rounding, with none of a finite difference's error.
+The intervals a schedule gives the implicit step (identify.model._implicit) carry S by
+the implicit function theorem at each stage instead (_implicit_sensitivity_step).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit
 
 from ._base import equivalent_rigs
-from ._equations import N_COEFF, coefficients, mass_and_bias
+from ._derivatives import acceleration_derivatives
+from ._equations import N_COEFF, coefficients
+from ._implicit import GAMMA, STAGE_A, implicit_stage
 from ._threads import run_jobs, segment_steps
 
 __all__ = ["acceleration_derivatives", "coefficient_jacobian", "sensitivity_jobs_into",
            "simulate_jobs_sensitivity", "simulate_sensitivity"]
-
-
-@njit(cache=True, inline='always')
-def _friction_parts(c: np.ndarray, k: int, v: float) -> tuple[float, float, float, float]:
-    """A joint's friction F (constants c[k:k+4], r = v c[k+2]): F, dF/dr, tanh(4 r) and
-    r / d^2. dF/dv = dF/dr c[k+2] + c[k+3]; by the constants: tanh(4 r), r / d^2,
-    dF/dr v and v."""
-    r = v * c[k + 2]
-    t = math.tanh(4.0 * r)
-    d = 0.25 * r * r + 0.75
-    bump = r / (d * d)
-    dr_part = c[k] * 4.0 * (1.0 - t * t) + c[k + 1] * ((d - r * r) / (d * d * d))  # dF/dr
-    return c[k] * t + c[k + 1] * bump + c[k + 3] * v, dr_part, t, bump
-
-
-@njit(cache=True)
-def acceleration_derivatives(c: np.ndarray, th0: float, th1: float, v0: float, v1: float,
-                             da: np.ndarray) -> tuple[float, float]:
-    """q'' (as acceleration_of) and its derivatives: da[:, 0:4] by (theta0, theta1,
-    theta0', theta1'), da[:, 4:4 + N_COEFF] by the coefficients (da: (2, 4 + N_COEFF)).
-
-    With H q'' = r: dq'' = H^-1 (dr - dH q''), each direction's dr and dH by hand from
-    acceleration_of's formulas. Each column is written out with only its nonzero terms:
-    a loop over all of them through zeroed scratch rows cost more than the arithmetic.
-    """
-    h11, h12, h22, bg0, bg1 = mass_and_bias(c, th0, th1, v0, v1)
-    s, co = math.sin(th1), math.cos(th1)
-    s0, c0 = math.sin(th0), math.cos(th0)
-    sc = c[3] * s * co
-    f0, drp0, t0, bump0 = _friction_parts(c, 7, v0)
-    f1, drp1, t1, bump1 = _friction_parts(c, 11, v1)
-    r0 = -f0 - bg0 - c[15] * (th0 - c[16])
-    r1 = -f1 - bg1 - c[17] * abs(v1) * v1
-    det = h11 * h22 - h12 * h12
-    a0 = (h22 * r0 - h12 * r1) / det
-    a1 = (h11 * r1 - h12 * r0) / det
-    i11, i12, i22 = h22 / det, -h12 / det, h11 / det
-    dsc = c[3] * (co * co - s * s)
-    # the states; e = dr - dH q''
-    e0 = -(c[4] * c0 + c[5] * s * s0) - c[15]
-    e1 = c[5] * c0 * co
-    da[0, 0], da[1, 0] = i11 * e0 + i12 * e1, i12 * e0 + i22 * e1
-    e0 = (-(2.0 * dsc * v0 * v1 + c[1] * co * v1 * v1 - c[5] * co * c0)
-          - 2.0 * c[3] * s * co * a0 - c[1] * s * a1)
-    e1 = -(-dsc * v0 * v0 + c[6] * co + c[5] * s0 * s) - c[1] * s * a0
-    da[0, 1], da[1, 1] = i11 * e0 + i12 * e1, i12 * e0 + i22 * e1
-    e0 = -(drp0 * c[9] + c[10]) - 2.0 * sc * v1
-    e1 = 2.0 * sc * v0
-    da[0, 2], da[1, 2] = i11 * e0 + i12 * e1, i12 * e0 + i22 * e1
-    e0 = -(2.0 * sc * v0 + 2.0 * c[1] * s * v1)
-    e1 = -(drp1 * c[13] + c[14]) - 2.0 * c[17] * abs(v1)
-    da[0, 3], da[1, 3] = i11 * e0 + i12 * e1, i12 * e0 + i22 * e1
-    # the coefficients (offset 4): c0 H11, c1 H12 and B0, c2 H22, c3 H11 and B, c4-c6 G
-    da[0, 4], da[1, 4] = -i11 * a0, -i12 * a0
-    e0 = -s * v1 * v1 + co * a1
-    e1 = co * a0
-    da[0, 5], da[1, 5] = i11 * e0 + i12 * e1, i12 * e0 + i22 * e1
-    da[0, 6], da[1, 6] = -i12 * a1, -i22 * a1
-    e0 = -2.0 * s * co * v0 * v1 - s * s * a0
-    e1 = s * co * v0 * v0
-    da[0, 7], da[1, 7] = i11 * e0 + i12 * e1, i12 * e0 + i22 * e1
-    da[0, 8], da[1, 8] = i11 * -s0, i12 * -s0
-    e0 = s * c0
-    e1 = s0 * co
-    da[0, 9], da[1, 9] = i11 * e0 + i12 * e1, i12 * e0 + i22 * e1
-    da[0, 10], da[1, 10] = i12 * -s, i22 * -s
-    # each joint's friction (its right-hand side loses F): c7-c10 arm, c11-c14 pendulum
-    e0, e1, e2, e3 = -t0, -bump0, -drp0 * v0, -v0
-    da[0, 11], da[1, 11] = i11 * e0, i12 * e0
-    da[0, 12], da[1, 12] = i11 * e1, i12 * e1
-    da[0, 13], da[1, 13] = i11 * e2, i12 * e2
-    da[0, 14], da[1, 14] = i11 * e3, i12 * e3
-    e0, e1, e2, e3 = -t1, -bump1, -drp1 * v1, -v1
-    da[0, 15], da[1, 15] = i12 * e0, i22 * e0
-    da[0, 16], da[1, 16] = i12 * e1, i22 * e1
-    da[0, 17], da[1, 17] = i12 * e2, i22 * e2
-    da[0, 18], da[1, 18] = i12 * e3, i22 * e3
-    # the extra terms: c15, c16 the arm's cable, c17 the pendulum's drag
-    e0, e1 = -(th0 - c[16]), c[15]
-    da[0, 19], da[1, 19] = i11 * e0, i12 * e0
-    da[0, 20], da[1, 20] = i11 * e1, i12 * e1
-    e1 = -abs(v1) * v1
-    da[0, 21], da[1, 21] = i12 * e1, i22 * e1
-    return a0, a1
 
 
 @njit(cache=True)
@@ -151,6 +69,8 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
     xs = np.empty(4)
     dx = np.empty((4, 2, 4))  # per stage, dq''_j / dx_i
     dp = np.zeros((4, 2, m))  # per stage, dq''_j / dc_P (zero for the state columns)
+    ds = np.empty((2, 4))  # the implicit stages' Newton scratch (by the states alone)
+    stage_jac = np.empty((3, 2, 4))  # per implicit stage: dq''/dtheta, then M^-1
     for k in range(n_out):
         out[k, 0], out[k, 1] = x[0], x[1]
         # element by element: a slice assignment from an array compiles numba's shape
@@ -161,6 +81,11 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
         if k + 1 == n_out:
             break
         ns = substeps[k]
+        if ns < 0:  # where friction holds a joint: the implicit step (identify.model._implicit)
+            dt = h / -ns
+            for _ in range(-ns):
+                _implicit_sensitivity_step(c, cols, x, sens, dt, da, ds, stage_jac, dp, kx)
+            continue
         dt = h / ns
         for _ in range(ns):
             for stage in range(4):
@@ -183,6 +108,89 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
             h6 = dt / 6.0
             for col in range(m):
                 _carry_column(sens, col, dx, dp, dt, h6)
+
+
+@njit(cache=True)
+def _implicit_sensitivity_step(c: np.ndarray, cols: np.ndarray, x: np.ndarray,
+                               sens: np.ndarray, dt: float, da: np.ndarray, ds: np.ndarray,
+                               stage_jac: np.ndarray, dp: np.ndarray, kx: np.ndarray) -> None:
+    """One implicit step (identify.model._implicit) of x and of every column of S, in
+    place. A stage X = b + dt g f(X) moves by the implicit function theorem,
+
+        (I - dt g J) dX = db + dt g df/dc_P dc_P,   J = [[0, I], [dq''/dtheta, dq''/dtheta']]
+
+    at the stage. With theta' = theta'' linear that is one 2x2 solve,
+    M dX_v = db_v + dt g (dq''/dc_P dc_P + dq''/dtheta db_theta), with
+    M = I - dt g dq''/dtheta' - (dt g)^2 dq''/dtheta, then dX_theta = db_theta + dt g dX_v:
+    the derivative of the step itself, as RK4's columns are of RK4's (to the Newton
+    iteration's tolerance, identify.model._implicit STEP_TOL). da: the derivatives of q''
+    by state and coefficients at each converged stage; ds: the Newton iterations' own;
+    kx: (3, 4) scratch for the stages' slopes. The stages are a loop, not written out:
+    the kernel compiles in half the time, the first identification after an install
+    waiting for it."""
+    n_p = cols.shape[0]
+    hg = dt * GAMMA
+    v0, v1 = x[2], x[3]
+    b0, b1, b2, b3 = x[0], x[1], x[2], x[3]
+    for st in range(3):
+        b0, b1, b2, b3 = x[0], x[1], x[2], x[3]
+        for j in range(st):
+            w = dt * STAGE_A[st, j]
+            b0 += w * kx[j, 0]
+            b1 += w * kx[j, 1]
+            b2 += w * kx[j, 2]
+            b3 += w * kx[j, 3]
+        v0, v1 = implicit_stage(c, ds, b0, b1, b2, b3, hg, v0, v1)
+        acceleration_derivatives(c, b0 + hg * v0, b1 + hg * v1, v0, v1, da)
+        _keep_stage(da, cols, hg, st, stage_jac, dp, n_p)
+        kx[st, 0], kx[st, 1], kx[st, 2], kx[st, 3] = v0, v1, (v0 - b2) / hg, (v1 - b3) / hg
+    x[0], x[1], x[2], x[3] = b0 + hg * v0, b1 + hg * v1, v0, v1
+    for col in range(n_p + 4):
+        y0, y1, y2, y3 = sens[0, col], sens[1, col], sens[2, col], sens[3, col]
+        e0, e1, e2, e3 = y0, y1, y2, y3
+        for st in range(3):
+            c0, c1, c2, c3 = y0, y1, y2, y3
+            for j in range(st):  # kx's rows now hold the column's stage slopes
+                w = dt * STAGE_A[st, j]
+                c0 += w * kx[j, 0]
+                c1 += w * kx[j, 1]
+                c2 += w * kx[j, 2]
+                c3 += w * kx[j, 3]
+            e0, e1, e2, e3 = _implicit_column(stage_jac, dp, st, col, hg, c0, c1, c2, c3)
+            kx[st, 0], kx[st, 1], kx[st, 2], kx[st, 3] = e2, e3, (e2 - c2) / hg, (e3 - c3) / hg
+        sens[0, col], sens[1, col], sens[2, col], sens[3, col] = e0, e1, e2, e3
+
+
+@njit(cache=True)
+def _keep_stage(da: np.ndarray, cols: np.ndarray, hg: float, st: int, stage_jac: np.ndarray,
+                dp: np.ndarray, n_p: int) -> None:
+    """Stage st's dq''/dtheta and M^-1 (stage_jac[st, :, 0:2] and [st, :, 2:4]) and its
+    dq''/dc_P (dp[st]), from da, the derivatives of q'' there."""
+    m00 = 1.0 - hg * (da[0, 2] + hg * da[0, 0])
+    m01 = -hg * (da[0, 3] + hg * da[0, 1])
+    m10 = -hg * (da[1, 2] + hg * da[1, 0])
+    m11 = 1.0 - hg * (da[1, 3] + hg * da[1, 1])
+    det = m00 * m11 - m01 * m10
+    stage_jac[st, 0, 0], stage_jac[st, 0, 1] = da[0, 0], da[0, 1]
+    stage_jac[st, 1, 0], stage_jac[st, 1, 1] = da[1, 0], da[1, 1]
+    stage_jac[st, 0, 2], stage_jac[st, 0, 3] = m11 / det, -m01 / det
+    stage_jac[st, 1, 2], stage_jac[st, 1, 3] = -m10 / det, m00 / det
+    for col in range(n_p):
+        dp[st, 0, col] = da[0, 4 + cols[col]]
+        dp[st, 1, col] = da[1, 4 + cols[col]]
+
+
+@njit(cache=True)
+def _implicit_column(stage_jac: np.ndarray, dp: np.ndarray, st: int, col: int, hg: float,
+                     b0: float, b1: float, b2: float, b3: float
+                     ) -> tuple[float, float, float, float]:
+    """dX of stage st in column col, from its db = (b0..b3) (_implicit_sensitivity_step)."""
+    j = stage_jac
+    r0 = b2 + hg * (dp[st, 0, col] + j[st, 0, 0] * b0 + j[st, 0, 1] * b1)
+    r1 = b3 + hg * (dp[st, 1, col] + j[st, 1, 0] * b0 + j[st, 1, 1] * b1)
+    v0 = j[st, 0, 2] * r0 + j[st, 0, 3] * r1
+    v1 = j[st, 1, 2] * r0 + j[st, 1, 3] * r1
+    return b0 + hg * v0, b1 + hg * v1, v0, v1
 
 
 @njit(cache=True, inline='always')

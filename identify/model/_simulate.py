@@ -2,7 +2,9 @@
 
 simulate() integrates a free decay from a state on a uniform grid; simulate_scheduled,
 simulate_batch and simulate_from start between grid points (a release between samples)
-and take per-interval substep counts fixed in advance, as output-error fitting needs.
+and take per-interval substep counts fixed in advance, as output-error fitting needs
+(a negative count: that many steps of the implicit method instead, where friction holds
+a joint; identify.model._implicit).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._equations import acceleration_of, coefficients, total_energy
+from ._implicit import implicit_step
 from ._params import FrictionParams, RigParams
 
 
@@ -75,7 +78,8 @@ def simulate(rig: RigParams, friction_params: FrictionParams, x0: np.ndarray | l
 @njit(cache=True)
 def simulate_scheduled(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: float,
                        t_first: float, h: float, substeps: np.ndarray) -> np.ndarray:
-    """Angles at t_first + k h (k < len(substeps)) with `substeps[k]` RK4 steps in interval k.
+    """Angles at t_first + k h (k < len(substeps)) with `substeps[k]` RK4 steps in interval k
+    (a negative entry -n: n steps of the implicit method, identify.model._implicit).
 
     A schedule fixed in advance (from the measured motion) keeps the integration grid
     independent of the parameters, so finite-difference Jacobians stay smooth.
@@ -84,20 +88,29 @@ def simulate_scheduled(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: floa
     out = np.empty((n_out, 2))
     x = x0.copy()
     c = coefficients(rig, fr)
+    da = np.empty((2, 4))  # the implicit step's scratch
     lead = t_first - t0
     if lead > 0.0:
-        ns = substeps[0]
-        for _ in range(ns):
-            _rk4_step(c, x, lead / ns)
+        _advance(c, x, lead, substeps[0], da)
     for k in range(n_out):
         out[k, 0] = x[0]
         out[k, 1] = x[1]
         if k + 1 < n_out:
-            ns = substeps[k]
-            dt = h / ns
-            for _ in range(ns):
-                _rk4_step(c, x, dt)
+            _advance(c, x, h, substeps[k], da)
     return out
+
+
+@njit(cache=True)
+def _advance(c: np.ndarray, x: np.ndarray, span: float, steps: int, da: np.ndarray) -> None:
+    """x carried over span by `steps` RK4 steps, or by -steps implicit ones where negative."""
+    if steps < 0:
+        dt = span / -steps
+        for _ in range(-steps):
+            implicit_step(c, x, dt, da)
+    else:
+        dt = span / steps
+        for _ in range(steps):
+            _rk4_step(c, x, dt)
 
 
 @njit(cache=True, parallel=True)

@@ -29,6 +29,8 @@ from typing import ParamSpec, TypeVar
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ._implicit import IMPLICIT_COST
+
 __all__ = ["blas_on_one_thread", "job_groups", "job_ranges", "run_jobs",
            "segment_steps"]
 
@@ -80,8 +82,10 @@ def job_groups(weights: np.ndarray, parts: int) -> list[np.ndarray]:
 
 def segment_steps(substeps: np.ndarray, first: np.ndarray, length: np.ndarray) -> np.ndarray:
     """Each segment's RK4 steps, its cost as a job: the schedule's entries first[s] ..
-    first[s] + length[s] - 1 summed (segments may overlap)."""
-    cum = np.concatenate([[0], np.cumsum(substeps)])
+    first[s] + length[s] - 1 summed (segments may overlap), an implicit step (a negative
+    entry, identify.model._implicit) counted as IMPLICIT_COST of them."""
+    work = np.where(substeps < 0, -IMPLICIT_COST * substeps, substeps)
+    cum = np.concatenate([[0], np.cumsum(work)])
     return (cum[first + length] - cum[first]).astype(np.float64)
 
 

@@ -253,7 +253,8 @@ def fit_shooting(m: Measurement, prior: RigPrior | None = None, *,
     if warm is not None:
         problem = ShootingProblem(warm.problem.d, warm.problem.prior, warm.problem.seg,
                                   start_weights(warm), extras, progress,
-                                  sched=warm.problem.sched, floor=warm.problem.floor, laws=laws)
+                                  sched=warm.problem.sched, implicit=warm.problem.implicit,
+                                  floor=warm.problem.floor, laws=laws)
         z = warm_start(problem, warm, friction, extra_start)
         if problem.floor == FINE_FLOOR:  # its substeps follow the transitions it starts with
             problem.reschedule(z)

@@ -41,7 +41,14 @@ from ....model import (
 )
 from ....signal import Decimated
 from ....solvers import BlockJacobian
-from ..._oe_problem import LOG_BOUNDS, OMEGA_REF, simulated_schedule, substep_schedule
+from ..._oe_problem import (
+    LOG_BOUNDS,
+    OMEGA_REF,
+    signed_schedule,
+    simulated_schedule,
+    split_schedule,
+    substep_schedule,
+)
 from ._prior import RIG_VARIABLES, RigPrior
 
 __all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "LAWS", "NEAR_MARGIN",
@@ -66,18 +73,22 @@ OMEGA_COULOMB = 1e-2
 #: 1.3e-3 had mu_v 20 % off at 2.5e-3 and 0.0 % at 5e-4), since it costs more. It is the
 #: sharpest transition the realistic captures draw, 1e-4: the schedule keeps RK4 stable
 #: where friction holds a joint (friction_rate; without that, 2e-4 overflowed the
-#: sensitivities). At 5e-4, bench_speed's realistic capture 8 (arm 3.6e-4) stayed at 2.3
-#: times the noise and took a drag and a cable it does not have, in 17-27 s; at 1e-4 its
-#: omega_t comes out 3.6e-4, the arm at 0.68 times the noise, in 2.4 s
+#: sensitivities), and where that would take more than 3 times the substeps accuracy asks,
+#: the interval is simulated with an implicit step instead (split_schedule,
+#: identify.model._implicit: a stuck arm had asked RK4 for 47 per interval). At 5e-4,
+#: bench_speed's realistic capture 8 (arm 3.6e-4) stayed at 2.3 times the noise and took
+#: a drag and a cable it does not have, in 17-27 s; at 1e-4 its omega_t comes out
+#: 3.6e-4, the arm at 0.68 times the noise, in 2.4 s
 COARSE_FLOOR = (OMEGA_REF, 16)
 FINE_FLOOR = (1e-4, 256)
 #: on the fine floor each joint's substeps follow its own omega_t, taken this factor
-#: sharper for accuracy near a reversal and for RK4's stability where friction holds the
-#: joint (transition_scale). With the floor's everywhere, an arm that sticks for long
-#: (realistic capture 6 of bench_speed, omega_t 3.7e-4) took 16.8 substeps per interval
-#: and 10 s; with (4, 2), 5.5 s and the same fit. (2, 2) let a fit run its omega_t below
-#: what the schedule holds (capture 8 took a drag and a cable it does not have); (4, 4)
-#: stopped capture 6's arm at 4.1e-4 (truth 3.7e-4, mu_v0 +0.5 % against -0.0 %)
+#: sharper for accuracy near a reversal and for stability where friction holds the
+#: joint (transition_scale; past 3 times accuracy's substeps, the implicit step's). With
+#: the floor's everywhere, an arm that sticks for long (realistic capture 6 of
+#: bench_speed, omega_t 3.7e-4) took 16.8 substeps per interval and 10 s; with (4, 2),
+#: 5.5 s and the same fit. (2, 2) let a fit run its omega_t below what the schedule
+#: holds (capture 8 took a drag and a cable it does not have); (4, 4) stopped capture 6's
+#: arm at 4.1e-4 (truth 3.7e-4, mu_v0 +0.5 % against -0.0 %)
 SCHEDULE_MARGIN = (4.0, 2.0)
 #: the stretch around each reversal given those substeps (simulated_schedule's reach and
 #: widen): the interval the reversal falls in and one on either side. A fit moves its
@@ -168,6 +179,7 @@ class ShootingProblem:
     def __init__(self, d: Decimated, prior: RigPrior, segments: Segments, sigma: np.ndarray,
                  extras: tuple[str, ...] = (), progress: Progress | None = None,
                  max_nfev: int = 60, sched: np.ndarray | None = None,
+                 implicit: np.ndarray | None = None,
                  floor: tuple[float, int] = COARSE_FLOOR,
                  laws: tuple[str, str] = ("brown-mcphee", "brown-mcphee")) -> None:
         self.d, self.prior, self.seg = d, prior, segments
@@ -186,6 +198,8 @@ class ShootingProblem:
         self.n_global = _W + self._nf + len(self.extras)
         # RK4 substeps per interval: from the measured motion until reschedule()
         self.sched = substep_schedule(d) if sched is None else sched
+        # the intervals taken with the implicit step (split_schedule): on the fine floor
+        self.implicit = np.zeros(self.sched.size, bool) if implicit is None else implicit
         self.seg_t0 = d.t[0] + segments.start * d.h
         self.meas = [d.q[r] for r in segments.rows]
         self.n_data = 2 * sum(r.size for r in segments.rows)
@@ -209,7 +223,7 @@ class ShootingProblem:
         """Take the RK4 substeps from the motion simulated at z instead of the measured one
         (identify.methods._oe_problem.simulated_schedule), with `margin` (reach, widen)
         around each reversal."""
-        self.sched, _ = self._schedule_at(z, margin)
+        self.sched, self.implicit, _ = self._schedule_at(z, margin)
         self._cache = None
 
     def cover(self, z: np.ndarray) -> float | None:
@@ -218,34 +232,38 @@ class ShootingProblem:
         refined again. None where none were; else how far that moved z's data residuals
         (the sum of squares of their change, in standard deviations; NaN where the finer
         simulation overflows)."""
-        need, sims = self._schedule_at(z, NEAR_MARGIN)
-        if np.all(need <= self.sched):
+        need, implicit, sims = self._schedule_at(z, NEAR_MARGIN)
+        if np.all(need <= self.sched) and not np.any(implicit & ~self.implicit):
             return None
         before = self._residuals_of(np.concatenate(sims))  # z's, on the schedule it had
         self.sched = np.maximum(self.sched, need)
+        self.implicit = self.implicit | implicit
         self._cache = None
         with np.errstate(over="ignore", invalid="ignore"):
             change = self.fun(z)[:self.n_data] - before  # fun: a refit starts from it
             return float(change @ change)
 
     def _schedule_at(self, z: np.ndarray, margin: tuple[float, int]
-                     ) -> tuple[np.ndarray, list[np.ndarray]]:
-        """The substeps the motion simulated at z asks for, and that motion (per segment,
+                     ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """The substeps the motion simulated at z asks for, the intervals to take with the
+        implicit step (on the fine floor, split_schedule), and that motion (per segment,
         on the current schedule)."""
         n = self.seg.count
         u = self.u_of(z[:self.n_global])
         sims = self._run(np.repeat(u[None], n, axis=0), self.states(z), np.arange(n))
         k = [first + np.arange(length) for first, length in zip(self.seg.start, self.seg.length)]
-        rate = None
         omega_ref = self.transition_scale(z, SCHEDULE_MARGIN[0])  # the coarse floor's own
         if self.floor == FINE_FLOOR:  # only a transition this sharp outruns RK4's stability
             rig, fr = equivalent_rigs(u[None])
             c = coefficients(rig[0], fr[0])
             stable = self.transition_scale(z, SCHEDULE_MARGIN[1])
             rate = [friction_rate(c, sim[:, 1], stable) for sim in sims]
-        return simulated_schedule(k, sims, self.d.h, self.sched.size, omega_ref=omega_ref,
-                                  max_sub=self.floor[1], rate=rate, reach=margin[0],
-                                  widen=margin[1]), sims
+            sched, implicit = split_schedule(k, sims, self.d.h, self.sched.size, omega_ref,
+                                             self.floor[1], rate, margin[0], margin[1])
+            return sched, implicit, sims
+        sched = simulated_schedule(k, sims, self.d.h, self.sched.size, omega_ref=omega_ref,
+                                   max_sub=self.floor[1], reach=margin[0], widen=margin[1])
+        return sched, np.zeros(sched.size, bool), sims
 
     def transition_scale(self, z: np.ndarray, margin: float) -> np.ndarray:
         """Each joint's friction transition at z as the schedule resolves it (2,): its
@@ -254,6 +272,11 @@ class ShootingProblem:
         floor for both."""
         omega_t = self.friction_of(z[:self.n_global])[_OMEGA_T] / margin
         return np.clip(omega_t, self.floor[0], COARSE_FLOOR[0])
+
+    @property
+    def kernel_schedule(self) -> np.ndarray:
+        """The schedule as the simulation kernels take it (signed_schedule)."""
+        return signed_schedule(self.sched, self.implicit)
 
     def reweigh(self, sigma: np.ndarray) -> None:
         """Weigh each joint's residuals by 1 / sigma from now on."""
@@ -364,7 +387,7 @@ class ShootingProblem:
         offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
         out = simulate_jobs(rigs, frs, x0s, segs.astype(np.int64), self.seg_t0,
                             self.seg.start.astype(np.int64), self.seg.length.astype(np.int64),
-                            self.d.h, self.sched, offsets, int(lengths.sum()))
+                            self.d.h, self.kernel_schedule, offsets, int(lengths.sum()))
         return [out[o:o + n] for o, n in zip(offsets, lengths)]
 
     def _segment_residual(self, s: int, sim: np.ndarray) -> np.ndarray:
@@ -382,7 +405,8 @@ class ShootingProblem:
         sim = simulate_jobs(np.repeat(rigs, n, axis=0), np.repeat(frs, n, axis=0), states,
                             np.arange(n, dtype=np.int64), self.seg_t0,
                             self.seg.start.astype(np.int64), self.seg.length.astype(np.int64),
-                            self.d.h, self.sched, self.out_offset, int(self.seg.length.sum()))
+                            self.d.h, self.kernel_schedule, self.out_offset,
+                            int(self.seg.length.sum()))
         return self._residuals_of(sim)
 
     def _residuals_of(self, sim: np.ndarray) -> np.ndarray:
@@ -421,7 +445,7 @@ class ShootingProblem:
         _, sens = simulate_jobs_sensitivity(
             rigs[0], frs[0], cols.astype(np.int64), self.states(z),
             self.seg.start.astype(np.int64), self.seg.length.astype(np.int64), self.d.h,
-            self.sched, self.out_offset, int(self.seg.length.sum()))
+            self.kernel_schedule, self.out_offset, int(self.seg.length.sum()))
         n_p = cols.size
         d = sens[self._pick] / self.sigma[None, :, None] * self._w_all[:, None, None]
         d = d.reshape(self.n_data, n_p + 4)

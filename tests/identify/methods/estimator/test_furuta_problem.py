@@ -25,7 +25,7 @@ from hilrig.identify.methods.estimator.furuta import (
 from hilrig.identify.methods.estimator.furuta._fit import COVER_TOL, _covered
 from hilrig.identify.model import PARAM_NAMES, Realism
 from hilrig.identify.signal import decimate, motion_start, realistic_capture
-from hilrig.identify.solvers import LMResult
+from hilrig.identify.solvers import BlockJacobian, LMResult
 
 NOMINAL = RigParams(tilt_deg=10.0)
 TRUE_FRICTION = np.array([TABLE_III_TRUTH.as_array()[PARAM_NAMES.index(n)]
@@ -55,6 +55,22 @@ def _richardson(fun, z: np.ndarray, col: int, h: float) -> np.ndarray:
     return (4 * central(h / 2) - central(h)) / 3
 
 
+def _assert_column_is_the_derivative(p: ShootingProblem, z: np.ndarray, j: BlockJacobian,
+                                     col: int) -> None:
+    """Column col of the Jacobian j against Richardson-extrapolated central differences of
+    the residuals, to 1e-4 of its size."""
+    fd = _richardson(p.fun, z, col, 4e-4)
+    n_g = p.n_global
+    if col < n_g:
+        exact = j.dense[:, col]
+    else:
+        s, i = divmod(col - n_g, 4)
+        a, b, blk = j.blocks[s]
+        exact = np.zeros_like(fd)
+        exact[a:b] = blk[:, i]
+    assert np.abs(exact - fd).max() <= 1e-4 * np.abs(fd).max() + 1e-12, col
+
+
 @pytest.mark.parametrize("extras", [(), ("drag1", "spring0", "spring_rest0")])
 def test_the_jacobian_is_the_derivative_of_the_residuals(extras):
     """Against central differences of the residuals (Richardson-extrapolated), column by
@@ -66,15 +82,40 @@ def test_the_jacobian_is_the_derivative_of_the_residuals(extras):
     n_g = p.n_global
     last = n_g + 4 * (p.seg.count - 1)
     for col in [*range(n_g), n_g, n_g + 3, last, last + 2]:
-        fd = _richardson(p.fun, z, col, 4e-4)
-        if col < n_g:
-            exact = j.dense[:, col]
-        else:
-            s, i = divmod(col - n_g, 4)
-            a, b, blk = j.blocks[s]
-            exact = np.zeros_like(fd)
-            exact[a:b] = blk[:, i]
-        assert np.abs(exact - fd).max() <= 1e-4 * np.abs(fd).max() + 1e-12, col
+        _assert_column_is_the_derivative(p, z, j, col)
+
+
+def test_on_the_finer_floor_a_held_arm_takes_the_implicit_step_and_the_jacobian_holds():
+    """An arm friction ten times Table III's with sharp transitions holds the arm for half
+    the capture: there the fine floor's schedule hands the intervals to the implicit step
+    (identify.model._implicit) with a fraction of RK4's substeps, and the Jacobian is
+    still the derivative of the residuals."""
+    t = TABLE_III_TRUTH
+    friction = t.model_copy(update={"omega_t0": 2e-4, "omega_t1": 2e-4,
+                                    "mu_d0": 10 * t.mu_d0, "mu_s0": 10 * t.mu_s0})
+    cap = realistic_capture(NOMINAL, friction, (0.0, 120.0), 6.0,
+                            Realism(seed=2, jitter_counts=1))
+    m = cap.measurement
+    d = decimate(m, motion_start(m), 500.0)
+    seg = Segments.cut(d, 1.0, 0.25)
+    p = ShootingProblem(d, RigPrior.of(NOMINAL), seg, noise_sigma(d, m.resolution_rad),
+                        floor=FINE_FLOOR)
+    true = np.array([friction.as_array()[PARAM_NAMES.index(n)] for n in FRICTION_FREE])
+    z = np.concatenate([p.global_start(true), segment_states(d, seg).ravel()])
+    p.sched = np.full_like(p.sched, 512)  # RK4 stable everywhere: the reference
+    reference = p.data_residuals(z).copy()  # in units of each joint's noise
+    p.reschedule(z)
+    assert p.implicit.mean() > 0.3
+    assert p.sched.mean() < 12.0  # RK4 kept stable took 47 per interval
+    assert np.abs(p.data_residuals(z) - reference).max() < 0.1
+    j = p.jac(z)
+    n_g = p.n_global
+    # the arm's friction, which holds it, and the arm's angle at the first two segments'
+    # starts. (Through these sharp transitions the other columns differ from the
+    # differences by 2e-4..4e-3 of their size on RK4 kept stable as on this schedule.)
+    arm = [p.friction_index(f"{name}0") for name in ("mu_d", "mu_s", "mu_v", "omega_t")]
+    for col in [*arm, n_g, n_g + 4]:
+        _assert_column_is_the_derivative(p, z, j, col)
 
 
 def test_a_noisy_capture_gets_substeps_only_where_the_simulated_motion_reverses():
