@@ -147,19 +147,30 @@ def simulated_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: in
     reach, widen: the margin around each reversal, in intervals of its acceleration and
     in whole intervals (_substeps_needed, _widened): the defaults allow for reversals a
     fit moves by a few intervals before it is rescheduled."""
-    sub = np.ones(n, dtype=np.int64)
+    accurate, stable = _needs(k, q, h, n, omega_ref, max_sub, rate, reach)
+    return _widened(np.maximum(accurate, stable), widen)
+
+
+def _needs(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int,
+           omega_ref: float | np.ndarray, max_sub: int, rate: list[np.ndarray] | None,
+           reach: float) -> tuple[np.ndarray, np.ndarray]:
+    """simulated_schedule's substeps before widening, apart: those accuracy asks for, and
+    those RK4's stability on the friction's rate asks for (ones without rate)."""
+    accurate = np.ones(n, dtype=np.int64)
+    stable = np.ones(n, dtype=np.int64)
     for i, (rows, piece) in enumerate(zip(k, q)):
         if piece.shape[0] < 3:
             continue
         v = np.gradient(piece, h, axis=0)
         a = np.gradient(v, h, axis=0)
         need = _substeps_needed(np.abs(v), np.abs(a), h, omega_ref, max_sub, reach=reach)
+        accurate[rows] = np.maximum(accurate[rows], need)
         if rate is not None:
             near = _near_reversal(np.abs(v), np.abs(a), h, omega_ref, reach)
-            stable = np.where(near, np.ceil(rate[i] * h / RK4_STABLE_HL), 1.0).max(axis=1)
-            need = np.maximum(need, np.clip(stable, 1, max_sub).astype(np.int64))
-        sub[rows] = np.maximum(sub[rows], need)
-    return _widened(sub, widen)
+            held = np.where(near, np.ceil(rate[i] * h / RK4_STABLE_HL), 1.0).max(axis=1)
+            stable[rows] = np.maximum(stable[rows],
+                                      np.clip(held, 1, max_sub).astype(np.int64))
+    return accurate, stable
 
 
 #: where keeping RK4 stable asks for more than this many times the substeps accuracy
@@ -186,8 +197,9 @@ def split_schedule(k: list[np.ndarray], q: list[np.ndarray], h: float, n: int,
     joint that friction holds for seconds asked RK4 for 4-47 substeps per interval where
     accuracy asked for 1-5; the implicit step is stable at any rate, so there it takes
     IMPLICIT_FEWER times fewer (accuracy's, if more). Returns (substeps, implicit)."""
-    accurate = simulated_schedule(k, q, h, n, omega_ref, max_sub, None, reach, widen)
-    stable = simulated_schedule(k, q, h, n, omega_ref, max_sub, rate, reach, widen)
+    accurate, held = _needs(k, q, h, n, omega_ref, max_sub, rate, reach)
+    stable = _widened(np.maximum(accurate, held), widen)  # simulated_schedule's
+    accurate = _widened(accurate, widen)
     implicit = stable > implicit_over * accurate
     coarse = np.maximum(accurate, -(-stable // IMPLICIT_FEWER))
     return np.where(implicit, coarse, stable), implicit

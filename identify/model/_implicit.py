@@ -88,20 +88,25 @@ def implicit_stage(c: np.ndarray, da: np.ndarray, b0: float, b1: float, b2: floa
 
 
 @njit(cache=True)
-def implicit_step(c: np.ndarray, x: np.ndarray, dt: float, da: np.ndarray) -> None:
+def implicit_step(c: np.ndarray, x: np.ndarray, dt: float, da: np.ndarray, kx: np.ndarray,
+                  stages: np.ndarray) -> None:
     """One step of the method (see module) of x = (theta0, theta1, theta0', theta1') in
-    place; c the equations' coefficients, da scratch of shape (2, 4)."""
+    place; c the equations' coefficients, da scratch of shape (2, 4), kx (3, 4) scratch for
+    the stages' slopes. stages (3, 4) is left holding each stage's state X_i: the
+    sensitivities take their derivatives there (identify.model._sensitivity)."""
     hg = dt * GAMMA
-    v0, v1 = implicit_stage(c, da, x[0], x[1], x[2], x[3], hg, x[2], x[3])
-    k10, k11, k12, k13 = v0, v1, (v0 - x[2]) / hg, (v1 - x[3]) / hg
-    w = dt * A21
-    b0, b1, b2, b3 = x[0] + w * k10, x[1] + w * k11, x[2] + w * k12, x[3] + w * k13
-    v0, v1 = implicit_stage(c, da, b0, b1, b2, b3, hg, v0, v1)
-    k20, k21, k22, k23 = v0, v1, (v0 - b2) / hg, (v1 - b3) / hg
-    w1, w2 = dt * A31, dt * A32
-    b0 = x[0] + w1 * k10 + w2 * k20
-    b1 = x[1] + w1 * k11 + w2 * k21
-    b2 = x[2] + w1 * k12 + w2 * k22
-    b3 = x[3] + w1 * k13 + w2 * k23
-    v0, v1 = implicit_stage(c, da, b0, b1, b2, b3, hg, v0, v1)
-    x[0], x[1], x[2], x[3] = b0 + hg * v0, b1 + hg * v1, v0, v1  # stiffly accurate: X_3
+    v0, v1 = x[2], x[3]
+    b0, b1, b2, b3 = x[0], x[1], x[2], x[3]
+    for st in range(3):
+        b0, b1, b2, b3 = x[0], x[1], x[2], x[3]
+        for j in range(st):
+            w = dt * STAGE_A[st, j]
+            b0 += w * kx[j, 0]
+            b1 += w * kx[j, 1]
+            b2 += w * kx[j, 2]
+            b3 += w * kx[j, 3]
+        v0, v1 = implicit_stage(c, da, b0, b1, b2, b3, hg, v0, v1)
+        stages[st, 0], stages[st, 1], stages[st, 2], stages[st, 3] = \
+            b0 + hg * v0, b1 + hg * v1, v0, v1
+        kx[st, 0], kx[st, 1], kx[st, 2], kx[st, 3] = v0, v1, (v0 - b2) / hg, (v1 - b3) / hg
+    x[0], x[1], x[2], x[3] = stages[2, 0], stages[2, 1], v0, v1  # stiffly accurate: X_3

@@ -25,7 +25,7 @@ from numba import njit
 from ._base import equivalent_rigs
 from ._derivatives import acceleration_derivatives
 from ._equations import N_COEFF, coefficients
-from ._implicit import GAMMA, STAGE_A, implicit_stage
+from ._implicit import GAMMA, STAGE_A, implicit_step
 from ._threads import run_jobs, segment_steps
 
 __all__ = ["acceleration_derivatives", "coefficient_jacobian", "sensitivity_jobs_into",
@@ -71,6 +71,7 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
     dp = np.zeros((4, 2, m))  # per stage, dq''_j / dc_P (zero for the state columns)
     ds = np.empty((2, 4))  # the implicit stages' Newton scratch (by the states alone)
     stage_jac = np.empty((3, 2, 4))  # per implicit stage: dq''/dtheta, then M^-1
+    stage_x = np.empty((3, 4))  # per implicit stage: its state
     for k in range(n_out):
         out[k, 0], out[k, 1] = x[0], x[1]
         # element by element: a slice assignment from an array compiles numba's shape
@@ -84,7 +85,8 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
         if ns < 0:  # where friction holds a joint: the implicit step (identify.model._implicit)
             dt = h / -ns
             for _ in range(-ns):
-                _implicit_sensitivity_step(c, cols, x, sens, dt, da, ds, stage_jac, dp, kx)
+                _implicit_sensitivity_step(c, cols, x, sens, dt, da, ds, stage_jac, dp, kx,
+                                           stage_x)
             continue
         dt = h / ns
         for _ in range(ns):
@@ -113,7 +115,8 @@ def _sensitivity_into(c: np.ndarray, cols: np.ndarray, x0: np.ndarray, h: float,
 @njit(cache=True)
 def _implicit_sensitivity_step(c: np.ndarray, cols: np.ndarray, x: np.ndarray,
                                sens: np.ndarray, dt: float, da: np.ndarray, ds: np.ndarray,
-                               stage_jac: np.ndarray, dp: np.ndarray, kx: np.ndarray) -> None:
+                               stage_jac: np.ndarray, dp: np.ndarray, kx: np.ndarray,
+                               stage_x: np.ndarray) -> None:
     """One implicit step (identify.model._implicit) of x and of every column of S, in
     place. A stage X = b + dt g f(X) moves by the implicit function theorem,
 
@@ -125,26 +128,17 @@ def _implicit_sensitivity_step(c: np.ndarray, cols: np.ndarray, x: np.ndarray,
     the derivative of the step itself, as RK4's columns are of RK4's (to the Newton
     iteration's tolerance, identify.model._implicit STEP_TOL). da: the derivatives of q''
     by state and coefficients at each converged stage; ds: the Newton iterations' own;
-    kx: (3, 4) scratch for the stages' slopes. The stages are a loop, not written out:
-    the kernel compiles in half the time, the first identification after an install
-    waiting for it."""
+    kx, stage_x: (3, 4) scratch for the stages' slopes and states. The state takes the
+    very step the plain simulation does (implicit_step), so the angles agree to the bit.
+    The stages are a loop, not written out: the kernel compiles in half the time, the
+    first identification after an install waiting for it."""
     n_p = cols.shape[0]
     hg = dt * GAMMA
-    v0, v1 = x[2], x[3]
-    b0, b1, b2, b3 = x[0], x[1], x[2], x[3]
+    implicit_step(c, x, dt, ds, kx, stage_x)
     for st in range(3):
-        b0, b1, b2, b3 = x[0], x[1], x[2], x[3]
-        for j in range(st):
-            w = dt * STAGE_A[st, j]
-            b0 += w * kx[j, 0]
-            b1 += w * kx[j, 1]
-            b2 += w * kx[j, 2]
-            b3 += w * kx[j, 3]
-        v0, v1 = implicit_stage(c, ds, b0, b1, b2, b3, hg, v0, v1)
-        acceleration_derivatives(c, b0 + hg * v0, b1 + hg * v1, v0, v1, da)
+        acceleration_derivatives(c, stage_x[st, 0], stage_x[st, 1], stage_x[st, 2],
+                                 stage_x[st, 3], da)
         _keep_stage(da, cols, hg, st, stage_jac, dp, n_p)
-        kx[st, 0], kx[st, 1], kx[st, 2], kx[st, 3] = v0, v1, (v0 - b2) / hg, (v1 - b3) / hg
-    x[0], x[1], x[2], x[3] = b0 + hg * v0, b1 + hg * v1, v0, v1
     for col in range(n_p + 4):
         y0, y1, y2, y3 = sens[0, col], sens[1, col], sens[2, col], sens[3, col]
         e0, e1, e2, e3 = y0, y1, y2, y3

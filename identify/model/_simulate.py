@@ -88,25 +88,26 @@ def simulate_scheduled(rig: np.ndarray, fr: np.ndarray, x0: np.ndarray, t0: floa
     out = np.empty((n_out, 2))
     x = x0.copy()
     c = coefficients(rig, fr)
-    da = np.empty((2, 4))  # the implicit step's scratch
+    da, kx, stages = np.empty((2, 4)), np.empty((3, 4)), np.empty((3, 4))  # implicit's
     lead = t_first - t0
     if lead > 0.0:
-        _advance(c, x, lead, substeps[0], da)
+        _advance(c, x, lead, substeps[0], da, kx, stages)
     for k in range(n_out):
         out[k, 0] = x[0]
         out[k, 1] = x[1]
         if k + 1 < n_out:
-            _advance(c, x, h, substeps[k], da)
+            _advance(c, x, h, substeps[k], da, kx, stages)
     return out
 
 
 @njit(cache=True)
-def _advance(c: np.ndarray, x: np.ndarray, span: float, steps: int, da: np.ndarray) -> None:
+def _advance(c: np.ndarray, x: np.ndarray, span: float, steps: int, da: np.ndarray,
+             kx: np.ndarray, stages: np.ndarray) -> None:
     """x carried over span by `steps` RK4 steps, or by -steps implicit ones where negative."""
     if steps < 0:
         dt = span / -steps
         for _ in range(-steps):
-            implicit_step(c, x, dt, da)
+            implicit_step(c, x, dt, da, kx, stages)
     else:
         dt = span / steps
         for _ in range(steps):
