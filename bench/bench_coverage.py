@@ -42,7 +42,8 @@ figures are those of a run without it, in less time.
 friction parameters and the rig quantities a free decay identifies (docs/ holds the one
 the README shows). --records writes one JSON line per capture as it is done (condition,
 truth, value or assumed value, interval, identifiable and note of every friction
-parameter, the Cramer-Rao bounds, residuals over the noise, the laws chosen, seconds):
+parameter; truth, value, interval and identifiable of every rig quantity and extra term;
+the Cramer-Rao bounds, residuals over the noise, the laws chosen, seconds):
 what a question about single captures (which intervals missed, and where) starts from.
 """
 
@@ -218,6 +219,10 @@ def main() -> None:
     for name, oks in tally.hits.items():
         print(f"  {name:26s} {sum(oks):3d}/{len(oks):3d} = {sum(oks) / len(oks):.0%}"
               f"   worst {100 * tally.worst.get(name, float('nan')):.2f} %")
+    print("coverage by condition (the rig quantities together): a calibrated interval "
+          "covers 95 % in every condition, not only over all of them")
+    for line in _coverage_by_condition(by):
+        print(line)
     print("efficiency: the spread of each relative error against its Cramer-Rao bound "
           "(goal: rms of error/bound at most 1.5)")
     for c, t in [*by.items(), ("all", tally)]:
@@ -234,6 +239,23 @@ def main() -> None:
     if args.figure:
         _figure(tally, args.figure, f"{n} captures, {args.method}")
         print(f"figure: {args.figure}")
+
+
+def _coverage_by_condition(by: dict[str, Tally]) -> list[str]:
+    """Per condition: the coverage of the rig quantities' intervals together, then of each
+    main friction parameter's (identified ones)."""
+    rig = set(rig_quantities(NOMINAL))
+    out = []
+    for c, t in by.items():
+        if not t.n:
+            continue
+        cells = []
+        for label, names in (("rig", rig), *((n, {n}) for n in MAIN)):
+            oks = [ok for name, hits in t.hits.items() if name in names for ok in hits]
+            cells.append(f"{label} {sum(oks)}/{len(oks)}" + (f" = {sum(oks) / len(oks):.0%}"
+                                                            if oks else ""))
+        out.append(f"  {c:<11} " + ", ".join(cells))
+    return out
 
 
 def _identified(args: argparse.Namespace, conditions: list[str], rng: np.random.Generator
@@ -275,6 +297,8 @@ def _record(seed: int, k: int, condition: str, cap: SyntheticCapture,
             r: IdentificationResult) -> dict[str, object]:
     """One capture's line of --records."""
     truth = cap.friction.model_dump()
+    rig_true = {**{k: float(v) for k in r.rig if (v := getattr(cap.rig, k, None)) is not None},
+                **rig_quantities(cap.rig)}
     return {
         "seed": seed, "capture": k + 1, "condition": condition,  # as printed
         "compute_seconds": r.compute_seconds,
@@ -284,6 +308,9 @@ def _record(seed: int, k: int, condition: str, cap: SyntheticCapture,
         "parameters": {name: {"truth": truth.get(name), "value": p.value, "assumed": p.assumed,
                               "ci95": p.ci95, "identifiable": p.identifiable, "note": p.note}
                        for name, p in r.parameters.items()},
+        "rig": {name: {"truth": rig_true.get(name), "value": q.value, "assumed": q.assumed,
+                       "ci95": q.ci95, "identifiable": q.identifiable}
+                for name, q in r.rig.items()},
     }
 
 
