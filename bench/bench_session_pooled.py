@@ -14,8 +14,10 @@ Prints, per kind: the verdicts; false alarms (a steady session called anything b
 drift"); the drift found (mu_v1 moved, and no other level) and the share of mu_v1's
 slope intervals holding the true slope; the pooled rig quantities the data fix alone
 (tilt, reduced length, L1): their coverage and how much narrower their intervals are
-than one capture's (median ratio); the pooled friction's coverage; and the time: the
-captures' identifications against the pooling.
+than one capture's (median ratio), and how honest one capture's own intervals are (their
+coverage, and the rms of each capture's error over its standard error: the pooling takes
+those errors as a floor, so they decide its coverage); the pooled friction's coverage;
+and the time: the captures' identifications against the pooling.
 
     python bench/bench_session_pooled.py [--sessions 40] [--captures 10] [--span 8]
                                          [--duration 35] [--seed 1] [--workers 2]
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing as mp
 import os
 import statistics
@@ -101,9 +104,13 @@ def _evaluate(kind: str, s: int, hours, friction: dict, rig_true: dict, results,
         p = answer.rig[name]
         widths = [r.rig[name].ci95[1] - r.rig[name].ci95[0] for r in results
                   if r.rig.get(name) and r.rig[name].ci95 is not None]
+        own = [r.rig[name] for r in results if r.rig.get(name) and r.rig[name].identifiable
+               and r.rig[name].ci95 is not None]
         rec["rig"][name] = {"covers": _covers(p.ci95, rig_true[name]),
                             "ratio": (statistics.median(widths) / (p.ci95[1] - p.ci95[0])
-                                      if p.ci95 and widths else None)}
+                                      if p.ci95 and widths else None),
+                            "own_covers": [_covers(q.ci95, rig_true[name]) for q in own],
+                            "own_z": [_z(q.value, q.ci95, rig_true[name]) for q in own]}
     if kind == "steady":
         for name in LEVELS:
             rec["friction"][name] = _covers(answer.parameters[name].ci95, friction[name])
@@ -142,6 +149,15 @@ def _kept(directory: str) -> list[tuple[str, int, dict]]:
 
 def _covers(ci, truth: float) -> bool:
     return ci is not None and ci[0] <= truth <= ci[1]
+
+
+def _z(value, ci, truth: float) -> float:
+    """One capture's error over its standard error, that of the log where the interval is
+    a factor either side (as the pooling reads it)."""
+    lo, hi = ci
+    if lo > 0 and value > 0 and truth > 0:
+        return math.log(value / truth) / (math.log(hi / lo) / (2 * 1.96))
+    return (value - truth) / ((hi - lo) / (2 * 1.96))
 
 
 def main() -> None:
@@ -252,6 +268,14 @@ def _report(args, plan, verdicts, tally, single_s, pool_s, elapsed) -> None:
         print(f"rig {name}: pooled interval holds the truth {sum(covers)}/{len(covers)} = "
               f"{100 * sum(covers) / len(covers):.1f} % (goal 90-98 %); one capture's interval "
               f"/ pooled: median {statistics.median(ratios):.2f}x (goal >= 2.5x)")
+        # the pooling takes each capture's stated error as a floor (identify.session
+        # ._meta): how honest those are decides the pooled coverage
+        own = [c for r in both for c in r["rig"][name].get("own_covers", [])]
+        zs = np.array([z for r in both for z in r["rig"][name].get("own_z", [])])
+        if own:
+            print(f"  one capture's own interval holds it {sum(own)}/{len(own)} = "
+                  f"{100 * sum(own) / len(own):.1f} %; rms of its error over its standard "
+                  f"error {float(np.sqrt(np.mean(zs ** 2))):.2f} (1 when calibrated)")
     if single_s:
         one = statistics.median(single_s)
         per_session = sum(single_s) / len(plan)
