@@ -108,6 +108,9 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     rows: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     hits: dict[str, list[int]] = defaultdict(list)
+    #: (kind, condition) -> term -> hits: over all conditions a calibration error in one
+    #: (too narrow on a noisy sensor) hides behind another's (too wide without noise)
+    hits_by: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     eff: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     narrow: list[str] = []
     #: (capture, parameter, missed) of every interval narrower than +-1 %
@@ -149,6 +152,8 @@ def main() -> None:
             if p.identifiable and p.ci95 is not None and p.value is not None:
                 ok = p.ci95[0] <= truth <= p.ci95[1]
                 hits[name.split("/")[0].rstrip("0123456789")].append(int(ok))
+                hits_by[(kind, condition)][name.split("/")[0].rstrip("0123456789")].append(
+                    int(ok))
                 if (p.ci95[1] - p.ci95[0]) / 2 < 0.01 * abs(p.value):
                     narrow_all.append((str(k + 1), name.split("/")[0].rstrip("0123456789"),
                                        not ok))
@@ -189,6 +194,10 @@ def main() -> None:
     print("coverage of the 95 % intervals (goal 90-98 %):")
     for name, oks in sorted(hits.items()):
         print(f"  {name:6s} {sum(oks):3d}/{len(oks):3d} = {sum(oks) / len(oks):.0%}")
+    print("  by kind and condition (a calibrated interval covers 95 % in each):")
+    for (kind, condition), by_term in sorted(hits_by.items()):
+        print(f"    {kind:<8} {condition:<10} " + ", ".join(
+            f"{t} {sum(o)}/{len(o)}" for t, o in sorted(by_term.items())))
     print("efficiency: each Coulomb, viscous (and drawn drag) term's relative error against its "
           "Cramer-Rao bound (goal: rms of error/bound at most 1.5)")
     for (kind, condition, head), pairs in sorted(eff.items()):
