@@ -13,6 +13,7 @@ if TYPE_CHECKING:
         SEGMENT_S,
         ShootingFit,
         ShortFit,
+        finer_where_stuck,
         fit_from_short,
         fit_shooting,
         segment_states,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         COARSE_FLOOR,
         EXTRA_TERMS,
         FINE_FLOOR,
+        FINE_START,
         FRICTION_FREE,
         NEAR_MARGIN,
         Segments,
@@ -50,16 +52,16 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "._fit": (
-        "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "ShortFit", "fit_from_short",
-        "fit_shooting", "segment_states", "short_fit",
+        "FIT_RATE_HZ", "OVERLAP_S", "SEGMENT_S", "ShootingFit", "ShortFit", "finer_where_stuck",
+        "fit_from_short", "fit_shooting", "segment_states", "short_fit",
     ),
     "._prior": (
         "CAD_UNCERTAINTY", "RIG_VARIABLES", "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY",
         "RigPrior",
     ),
     "._problem": (
-        "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "NEAR_MARGIN", "Segments",
-        "ShootingProblem", "friction_bounds",
+        "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FINE_START", "FRICTION_FREE", "NEAR_MARGIN",
+        "Segments", "ShootingProblem", "friction_bounds",
     ),
     "._result": (
         "identify_multiple_shooting",
@@ -74,10 +76,12 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "CAD_UNCERTAINTY", "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FIT_RATE_HZ", "FRICTION_FREE",
+    "CAD_UNCERTAINTY", "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FINE_START", "FIT_RATE_HZ",
+    "FRICTION_FREE",
     "NEAR_MARGIN", "NOT_SEPARABLE", "OVERLAP_S", "RIG_VARIABLES", "RigPrior", "SCALE_FREE",
     "SEGMENT_S", "Segments", "ShootingFit", "ShootingProblem", "ShortFit",
-    "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY", "fit_from_short", "fit_shooting",
+    "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY", "finer_where_stuck", "fit_from_short",
+    "fit_shooting",
     "friction_bounds", "identify_multiple_shooting", "rig_estimates", "score_statistic",
     "segment_states", "select_model", "short_fit",
 ]

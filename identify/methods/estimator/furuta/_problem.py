@@ -51,9 +51,9 @@ from ..._oe_problem import (
 )
 from ._prior import RIG_VARIABLES, RigPrior
 
-__all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FRICTION_FREE", "LAWS", "NEAR_MARGIN",
-           "OMEGA_COULOMB", "BlockJacobian", "Segments", "ShootingProblem",
-           "friction_bounds"]
+__all__ = ["COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FINE_START", "FRICTION_FREE", "LAWS",
+           "NEAR_MARGIN", "NEAR_ZERO_RAD_S", "OMEGA_COULOMB", "UNRESOLVED_SHARE", "BlockJacobian",
+           "Segments", "ShootingProblem", "friction_bounds"]
 
 #: the friction parameters a free decay can fit (Fn_t: see the pipeline), per joint
 FRICTION_FREE = ("mu_d0", "mu_s0", "mu_v0", "omega_t0", "mu_d1", "mu_s1", "mu_v1", "omega_t1")
@@ -81,6 +81,17 @@ OMEGA_COULOMB = 1e-2
 #: 3.6e-4, the arm at 0.68 times the noise, in 2.4 s
 COARSE_FLOOR = (OMEGA_REF, 16)
 FINE_FLOOR = (1e-4, 256)
+#: where a joint's omega_t at the coarse floor starts the fit on the finer one (rad/s):
+#: from the coarse floor itself the fit crept down its steep side (bench_speed's realistic
+#: capture 8, truth 3.6e-4: 40 iterations reached 7.6e-4, the arm 5.7 times the noise,
+#: and the restarts that followed took 17 s); from here, 3.6e-4 in 30 and 0.68 times it
+FINE_START = 1e-3
+#: a joint below NEAR_ZERO_RAD_S for more than this share of the capture, with omega_t at
+#: its floor, has its viscous term bent by the transition the fit cannot resolve: on
+#: realistic captures the arm (40-87 % of its time there) had mu_v off by 7-70 % while its
+#: mu_d held within 2 %; the pendulum (1-3 %) kept both within 2 %
+UNRESOLVED_SHARE = 0.1
+NEAR_ZERO_RAD_S = 0.05
 #: on the fine floor each joint's substeps follow its own omega_t, taken this factor
 #: sharper for accuracy near a reversal and for stability where friction holds the
 #: joint (transition_scale; past 3 times accuracy's substeps, the implicit step's). With
@@ -311,6 +322,22 @@ class ShootingProblem:
     def friction_index(self, name: str) -> int | None:
         """Where the friction parameter `name` is in z, or None if the laws do not fit it."""
         return _W + self.friction_names.index(name) if name in self.friction_names else None
+
+    def transition_at_floor(self, z: np.ndarray, joint: int) -> bool:
+        """Whether the joint's omega_t in z sits at this problem's floor (a joint without
+        one: no)."""
+        k = self.friction_index(f"omega_t{joint}")
+        return k is not None and math.exp(float(z[k])) <= self.floor[0] * 1.0001
+
+    def unresolved(self, z: np.ndarray, joint: int) -> bool:
+        """Whether the joint's transition is sharper than this floor resolves (omega_t at
+        it) and the joint spends long enough near zero velocity for that to shape the
+        motion (UNRESOLVED_SHARE of the capture below NEAR_ZERO_RAD_S)."""
+        if not self.transition_at_floor(z, joint):
+            return False
+        v = np.abs(self.d.v[:, joint])
+        v = v[np.isfinite(v)]
+        return bool(v.size and float(np.mean(v < NEAR_ZERO_RAD_S)) > UNRESOLVED_SHARE)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         start = self.prior.start()

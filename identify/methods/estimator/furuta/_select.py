@@ -1,9 +1,11 @@
 """Which model the data support: each joint's friction law, extra terms, restarts.
 
 1. Brown-McPhee on both joints, a joint whose transition is sharper than the coarse floor
-   refitted on a finer one (finer_floor_asked); a fit still far above the noise tried
-   again with drag where the pendulum is far above it and drag's score test says drag
-   might win, and from other omega_t (the transition may sit in another valley).
+   refitted on a finer one (finer_floor_asked; a joint that sticks goes on on the finer
+   floor already after the fit's first stage, _fit.finer_where_stuck); a fit still far
+   above the noise tried again with drag where the pendulum is far above it and drag's
+   score test says drag might win, and from other omega_t (the transition may sit in
+   another valley).
 2. Per joint, Coulomb + viscous (mu_s = mu_d: no Stribeck hump) instead, where the data
    cannot carry the Stribeck pair: omega_t at a bound of the fit or its interval a factor
    10 either side (on seed 000's Table V noise the pendulum's omega_t escaped a
@@ -48,15 +50,14 @@ from .._stages import escaped_transition as shared_escaped
 from ._extras import needed
 from ._fit import BROWN_MCPHEE, ShootingFit, finish, fit_free, fit_shooting, start_weights
 from ._prior import RigPrior
-from ._problem import COARSE_FLOOR, EXTRA_TERMS, FINE_FLOOR, FRICTION_FREE, ShootingProblem
-
-#: a joint below NEAR_ZERO_RAD_S for more than this share of the capture, with omega_t at
-#: its floor, has its viscous term bent by the transition the fit cannot resolve: on
-#: realistic captures the arm (40-87 % of its time there) had mu_v off by 7-70 % while its
-#: mu_d held within 2 %; the pendulum (1-3 %) kept both within 2 %
-UNRESOLVED_SHARE = 0.1
-NEAR_ZERO_RAD_S = 0.05
-
+from ._problem import (
+    COARSE_FLOOR,
+    EXTRA_TERMS,
+    FINE_FLOOR,
+    FINE_START,
+    FRICTION_FREE,
+    ShootingProblem,
+)
 
 #: the arm's cable: a spring and its rest angle, fitted together
 CABLE = ("spring0", "spring_rest0")
@@ -75,11 +76,6 @@ CHOSEN_RESTART_EXCESS = 1.3
 #: turn only while the fit stays above the noise. 1e-3 lies below the coarse floor: that
 #: start is fitted on the finer one (fit_shooting)
 RESTART_OMEGA_T = (1e-1, 3e-3, 1e-3, 3e-2)
-#: where a joint's omega_t at the coarse floor starts the fit on the finer one (rad/s):
-#: from the coarse floor itself the fit crept down its steep side (bench_speed's realistic
-#: capture 8, truth 3.6e-4: 40 iterations reached 7.6e-4, the arm 5.7 times the noise,
-#: and the restarts that followed took 17 s); from here, 3.6e-4 in 30 and 0.68 times it
-FINE_START = 1e-3
 #: the hump a joint's Brown-McPhee law is started with from a Coulomb + viscous fit,
 #: mu_s / mu_d: a clear hump inside the range real rigs show (the Monte Carlo draws 0.8-3;
 #: Table III has 1.2 and 1.17; the capture that asked for this step, 1.54). The BIC judges
@@ -477,23 +473,18 @@ def finer_floor_asked(fit: ShootingFit, floor_noise: float) -> bool:
 def unresolved_joints(fit: ShootingFit) -> set[str]:
     """Joints whose friction transition is sharper than the fit resolves (omega_t at its
     lower bound) and that spend long enough near zero velocity for it to shape the
-    motion (UNRESOLVED_SHARE of the time below NEAR_ZERO_RAD_S)."""
+    motion (ShootingProblem.unresolved)."""
     return {joint for j, joint in enumerate("01") if joint_is_unresolved(fit, j)}
 
 
 def joint_is_unresolved(fit: ShootingFit, joint: int) -> bool:
     """unresolved_joints' rule for one joint."""
-    if not _transition_at_floor(fit, joint):
-        return False
-    v = np.abs(fit.problem.d.v[:, joint])
-    v = v[np.isfinite(v)]
-    return bool(v.size and float(np.mean(v < NEAR_ZERO_RAD_S)) > UNRESOLVED_SHARE)
+    return fit.problem.unresolved(fit.z, joint)
 
 
 def _transition_at_floor(fit: ShootingFit, joint: int) -> bool:
     """Whether the joint's omega_t sits at the fit's floor (a joint without one: no)."""
-    k = fit.problem.friction_index(f"omega_t{joint}")
-    return k is not None and math.exp(float(fit.z[k])) <= fit.problem.floor[0] * 1.0001
+    return fit.problem.transition_at_floor(fit.z, joint)
 
 
 def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,
