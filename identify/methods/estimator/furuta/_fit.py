@@ -22,7 +22,6 @@ Which model (extra terms, restarts) is _select's; what the result reports is _re
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,7 +45,6 @@ from ._prior import RIG_VARIABLES, RigPrior
 from ._problem import (
     COARSE_FLOOR,
     FINE_FLOOR,
-    FINE_START,
     FRICTION_FREE,
     BlockJacobian,
     Segments,
@@ -358,16 +356,7 @@ def finer_where_stuck(problem: ShootingProblem, z: np.ndarray
     if problem.floor != COARSE_FLOOR:
         return problem, z
     stuck = [j for j in (0, 1) if problem.unresolved(z, j)]
-    if not stuck:
-        return problem, z
-    fine = ShootingProblem(problem.d, problem.prior, problem.seg, problem.sigma,
-                           problem.extras, problem.progress, laws=problem.laws,
-                           floor=FINE_FLOOR)
-    z = z.copy()
-    for j in stuck:
-        z[problem.friction_index(f"omega_t{j}")] = math.log(FINE_START)
-    fine.reschedule(z)
-    return fine, z
+    return problem.on_fine_floor(z, stuck) if stuck else (problem, z)
 
 
 def warm_start(problem: ShootingProblem, warm: ShootingFit,

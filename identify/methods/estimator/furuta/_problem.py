@@ -323,6 +323,19 @@ class ShootingProblem:
         """Where the friction parameter `name` is in z, or None if the laws do not fit it."""
         return _W + self.friction_names.index(name) if name in self.friction_names else None
 
+    def on_fine_floor(self, z: np.ndarray, joints: list[int],
+                      sigma: np.ndarray | None = None) -> tuple[ShootingProblem, np.ndarray]:
+        """This problem on FINE_FLOOR (weighed by `sigma`, else as this one) and z with the
+        transitions of `joints` started at FINE_START, its substeps from the motion there."""
+        fine = ShootingProblem(self.d, self.prior, self.seg,
+                               self.sigma if sigma is None else sigma, self.extras,
+                               self.progress, floor=FINE_FLOOR, laws=self.laws)
+        z = z.copy()
+        for j in joints:
+            z[self.friction_index(f"omega_t{j}")] = math.log(FINE_START)
+        fine.reschedule(z)
+        return fine, z
+
     def transition_at_floor(self, z: np.ndarray, joint: int) -> bool:
         """Whether the joint's omega_t in z sits at this problem's floor (a joint without
         one: no)."""

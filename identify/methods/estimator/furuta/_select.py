@@ -53,8 +53,6 @@ from ._prior import RigPrior
 from ._problem import (
     COARSE_FLOOR,
     EXTRA_TERMS,
-    FINE_FLOOR,
-    FINE_START,
     FRICTION_FREE,
     ShootingProblem,
 )
@@ -402,14 +400,9 @@ def _refined_if_asked(fit: ShootingFit, m: Measurement) -> ShootingFit:
 def _refined(fit: ShootingFit) -> ShootingFit:
     """fit again with FINE_FLOOR: omega_t may go lower, reversals get more substeps."""
     old = fit.problem
-    problem = ShootingProblem(old.d, old.prior, old.seg, start_weights(fit), old.extras,
-                              old.progress, floor=FINE_FLOOR, laws=old.laws)
-    start = fit.z.copy()
-    if old.floor == COARSE_FLOOR:
-        for j in (0, 1):
-            if _transition_at_floor(fit, j):
-                start[old.friction_index(f"omega_t{j}")] = math.log(FINE_START)
-    problem.reschedule(start)
+    at_floor = [j for j in (0, 1) if _transition_at_floor(fit, j)] \
+        if old.floor == COARSE_FLOOR else []
+    problem, start = old.on_fine_floor(fit.z, at_floor, start_weights(fit))
     with np.errstate(over="ignore", invalid="ignore"):
         z, res = fit_free(problem, start, np.arange(start.size), 40, sigma_tol=0.1)
         fine = finish(problem, z, res, fit.t_start, noise=fit.noise)

@@ -19,7 +19,7 @@ import pytest
 
 from hilrig.identify import PARAM_NAMES, TABLE_III_TRUTH, RigParams, identify
 from hilrig.identify.methods.estimator import WALD_LOG_SD, WEAK_NOTE
-from hilrig.identify.methods.estimator.furuta import COARSE_FLOOR
+from hilrig.identify.methods.estimator.furuta import COARSE_FLOOR, FINE_FLOOR
 from hilrig.identify.model import RIG_QUANTITIES, Realism, rig_quantities
 from hilrig.identify.signal import motion_start, realistic_capture, simulated_session
 
@@ -334,14 +334,13 @@ def test_a_restart_from_below_the_coarse_floor_is_fitted_on_the_finer_one():
     capture 19, drag and a cable: the arm from 1.39 to 0.76 times the noise, mu_v1 +2.7
     to +0.5 %, in 45 s instead of 75). (A start on the coarse floor reaches the finer one
     here too, since this arm sticks: the next test.)"""
-    import hilrig.identify.methods.estimator.furuta._select as select
     from hilrig.identify.methods.estimator.furuta import fit_shooting
 
     friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-4})
     m = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
                           Realism(seed=3, jitter_counts=1), rest_s=0.5).measurement
     below = fit_shooting(m, omega_t_start=1e-3)
-    assert below.problem.floor == select.FINE_FLOOR
+    assert below.problem.floor == FINE_FLOOR
     k = below.problem.friction_index("omega_t0")
     assert math.exp(float(below.z[k])) < COARSE_FLOOR[0]
     assert below.excess[0] < 1.0
@@ -376,7 +375,7 @@ def test_a_refit_on_the_fine_floor_replaces_a_coarse_fit_with_no_width_to_lose(m
     friction = slice(coarse.problem.n_rig, coarse.problem.n_rig + 8)
     assert coarse.excess.min() > 5 and np.all(np.isinf(np.diag(coarse.cov)[friction]))
     fine = select._refined(coarse)
-    assert fine is not coarse and fine.problem.floor == select.FINE_FLOOR
+    assert fine is not coarse and fine.problem.floor == FINE_FLOOR
     assert fine.bic < coarse.bic - 10_000 and fine.excess.max() < select.RESTART_EXCESS
 
 
@@ -602,7 +601,7 @@ def test_a_finer_floor_fit_with_a_term_it_no_longer_feels_replaces_the_coarse_on
     coarse = fit_shooting(session.captures[4].measurement, extras=("drag1",))
     assert coarse.excess[0] > 2 * select.CHOSEN_RESTART_EXCESS
     fine = select._refined(coarse)
-    assert fine is not coarse and fine.problem.floor == select.FINE_FLOOR
+    assert fine is not coarse and fine.problem.floor == FINE_FLOOR
     assert np.isposinf(np.diag(fine.cov)).any()
     assert fine.excess.max() < 1.0 and fine.bic < coarse.bic
     k = fine.problem.friction_index("mu_d0")
