@@ -46,8 +46,10 @@ if TYPE_CHECKING:
         rig_estimates,
     )
     from ._select import (
+        finer_floor_asked,
         score_statistic,
         select_model,
+        unresolved_joints,
     )
 
 _EXPORTS = {
@@ -70,18 +72,17 @@ _EXPORTS = {
         "NOT_SEPARABLE", "SCALE_FREE", "rig_estimates",
     ),
     "._select": (
-        "score_statistic", "select_model",
+        "finer_floor_asked", "score_statistic", "select_model", "unresolved_joints",
     ),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CAD_UNCERTAINTY", "COARSE_FLOOR", "EXTRA_TERMS", "FINE_FLOOR", "FINE_START", "FIT_RATE_HZ",
-    "FRICTION_FREE",
-    "NEAR_MARGIN", "NOT_SEPARABLE", "OVERLAP_S", "RIG_VARIABLES", "RigPrior", "SCALE_FREE",
-    "SEGMENT_S", "Segments", "ShootingFit", "ShootingProblem", "ShortFit",
-    "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY", "finer_where_stuck", "fit_from_short",
-    "fit_shooting",
-    "friction_bounds", "identify_multiple_shooting", "rig_estimates", "score_statistic",
-    "segment_states", "select_model", "short_fit",
+    "FRICTION_FREE", "NEAR_MARGIN", "NOT_SEPARABLE", "OVERLAP_S", "RIG_VARIABLES", "RigPrior",
+    "SCALE_FREE", "SEGMENT_S", "Segments", "ShootingFit", "ShootingProblem", "ShortFit",
+    "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY", "finer_floor_asked", "finer_where_stuck",
+    "fit_from_short", "fit_shooting", "friction_bounds", "identify_multiple_shooting",
+    "rig_estimates", "score_statistic", "segment_states", "select_model", "short_fit",
+    "unresolved_joints",
 ]

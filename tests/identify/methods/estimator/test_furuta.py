@@ -346,7 +346,26 @@ def test_a_restart_from_below_the_coarse_floor_is_fitted_on_the_finer_one():
     assert below.excess[0] < 1.0
 
 
-@pytest.mark.slow
+def test_a_fit_on_the_finer_floor_asks_for_no_finer_one():
+    """omega_t0 = 3e-5 rad/s, below the finer floor too: a fit there ends with the arm's
+    transition at that floor and the arm unresolved, which the result reports. Nothing is
+    finer, so nothing asks for a refit: refitted on the same floor from the same start,
+    seed 3's realistic capture 7 spent 1 s of its 3.6 and came back with the same fit."""
+    from hilrig.identify.methods.estimator.furuta import (
+        finer_floor_asked,
+        fit_shooting,
+        unresolved_joints,
+    )
+    from hilrig.identify.model import QUANTUM, quantisation_rms
+
+    friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-5})
+    m = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
+                          Realism(seed=3, jitter_counts=1), rest_s=0.5).measurement
+    fine = fit_shooting(m, omega_t_start=1e-3)
+    assert fine.problem.floor == FINE_FLOOR and unresolved_joints(fine) == {"0"}
+    assert not finer_floor_asked(fine, quantisation_rms(QUANTUM))
+
+
 def _on_the_coarse_floor(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fits stay on the coarse floor through their first stage (no finer_where_stuck):
     the coarse fit _refined replaces, as a capture's first fit was before that step."""
@@ -355,6 +374,7 @@ def _on_the_coarse_floor(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fit_module, "finer_where_stuck", lambda problem, z: (problem, z))
 
 
+@pytest.mark.slow
 def test_a_refit_on_the_fine_floor_replaces_a_coarse_fit_with_no_width_to_lose(monkeypatch):
     """bench_coverage seed 2's capture 39 (drag and a cable, both transitions at 1.6-1.7e-4
     rad/s): the first fit stops 12.6 and 9.4 times above the noise, both omega_t at the
