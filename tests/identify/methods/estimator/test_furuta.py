@@ -767,9 +767,10 @@ def test_a_covariance_from_derivatives_that_overflow_says_nothing_on_the_termina
     schedule, and numpy's warnings about that covariance (overflow in the Gram products,
     an invalid subtraction) reached the terminal. Its information is not finite, which
     the selection reads as no interval; the capture still ends adequate. (Its arm ends
-    at 0.9-1.12 times the quantum's floor: alone in a process 1.08, 1.12 since the first
-    stage goes on on the finer floor, below 1 within the whole suite; which state an
-    earlier test leaves behind to change the path is not found yet.)"""
+    at 0.9-1.12 times the quantum's floor: 1.08-1.12 alone in a process on one day's
+    machine, 0.916 alone and after other captures on a later day's, the same on one
+    thread, with numba's generic CPU target, and in a fresh clone of the earlier tree;
+    so adequacy is asserted, not a side of 1.)"""
     from hilrig.identify.results import ADEQUATE_EXCESS
 
     session = simulated_session(np.random.default_rng(100_008), RigParams(), TABLE_III_TRUTH,
