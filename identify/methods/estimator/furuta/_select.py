@@ -166,7 +166,7 @@ def _without_stribeck(m: Measurement, prior: RigPrior | None, fit: ShootingFit, 
         return fit
     weak = hump_weak(fit, joint) and not hump_held(fit, joint)
     if not (_out_of_reach(fit, f"omega_t{joint}") or viscous_lost(fit, joint) or weak) \
-            or joint_is_unresolved(fit, joint):
+            or fit.problem.unresolved(fit.z, joint):
         return fit
     trial = fit_shooting(m, prior, laws=_laws_with(fit, joint, COULOMB), extras=fit.extras,
                          progress=progress, warm=fit)
@@ -405,7 +405,7 @@ def _refined_if_asked(fit: ShootingFit, m: Measurement) -> ShootingFit:
 def _refined(fit: ShootingFit) -> ShootingFit:
     """fit again with FINE_FLOOR: omega_t may go lower, reversals get more substeps."""
     old = fit.problem
-    at_floor = [j for j in (0, 1) if _transition_at_floor(fit, j)] \
+    at_floor = [j for j in (0, 1) if old.transition_at_floor(fit.z, j)] \
         if old.floor == COARSE_FLOOR else []
     problem, start = old.on_fine_floor(fit.z, at_floor, start_weights(fit))
     with np.errstate(over="ignore", invalid="ignore"):
@@ -467,24 +467,14 @@ def finer_floor_asked(fit: ShootingFit, floor_noise: float) -> bool:
     if unresolved_joints(fit):
         return True
     blind = at_noise_floor(fit.noise, floor_noise)
-    return any(_transition_at_floor(fit, j) and blind[j] for j in (0, 1))
+    return any(fit.problem.transition_at_floor(fit.z, j) and blind[j] for j in (0, 1))
 
 
 def unresolved_joints(fit: ShootingFit) -> set[str]:
     """Joints whose friction transition is sharper than the fit resolves (omega_t at its
     lower bound) and that spend long enough near zero velocity for it to shape the
     motion (ShootingProblem.unresolved)."""
-    return {joint for j, joint in enumerate("01") if joint_is_unresolved(fit, j)}
-
-
-def joint_is_unresolved(fit: ShootingFit, joint: int) -> bool:
-    """unresolved_joints' rule for one joint."""
-    return fit.problem.unresolved(fit.z, joint)
-
-
-def _transition_at_floor(fit: ShootingFit, joint: int) -> bool:
-    """Whether the joint's omega_t sits at the fit's floor (a joint without one: no)."""
-    return fit.problem.transition_at_floor(fit.z, joint)
+    return {joint for j, joint in enumerate("01") if fit.problem.unresolved(fit.z, j)}
 
 
 def score_statistic(problem: ShootingProblem, z: np.ndarray, rms: np.ndarray,

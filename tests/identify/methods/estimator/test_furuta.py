@@ -251,14 +251,20 @@ def test_a_hump_the_data_hold_firmly_is_not_tried_away_for_a_loosely_held_transi
         assert p.identifiable and p.ci95[0] <= getattr(cap.friction, name) <= p.ci95[1], name
 
 
+def _released_at_120(friction):
+    """20 s of the nominal rig let go with the pendulum at 120 deg and the arm at rest,
+    whose arm spends most of its time near zero velocity (where its transition acts)."""
+    return realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
+                             Realism(seed=3, jitter_counts=1), rest_s=0.5)
+
+
 def test_a_broad_stribeck_hump_on_the_arm_is_found_by_restarting_the_transition():
     """omega_t0 = 0.06 rad/s with mu_s = 2 mu_d: from the usual 1e-2 start the fit settled
     50 times above the noise with mu_v0 at zero and mu_d1 54 % off; a nominal fit that
     far above the noise is restarted from omega_t 0.1 and 1e-3, and the best kept."""
     friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 0.06,
                                                   "mu_s0": 2.0 * TABLE_III_TRUTH.mu_d0})
-    cap = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
-                            Realism(seed=3, jitter_counts=1), rest_s=0.5)
+    cap = _released_at_120(friction)
     r = identify(cap.measurement, "shooting")
     assert min(r.fit_percent.values()) > 99.99
     for name in MAIN:
@@ -270,8 +276,7 @@ def test_an_arm_transition_below_the_coarse_floor_is_resolved_on_the_finer_one()
     (5e-4), on an arm that spends most of its time near zero velocity: refitted on the
     finer floor (1e-4), omega_t0, mu_d0 and mu_v0 all come out, the arm at the noise."""
     friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-4})
-    cap = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
-                            Realism(seed=3, jitter_counts=1), rest_s=0.5)
+    cap = _released_at_120(friction)
     r = identify(cap.measurement, "shooting")
     assert r.diagnostics["residual_over_noise"]["arm"] < 1.0
     assert r.parameters["omega_t0"].assumed == pytest.approx(3e-4, rel=0.1)  # an estimate
@@ -295,8 +300,7 @@ def test_a_joint_the_first_stage_leaves_stuck_at_the_coarse_floor_goes_on_on_the
     )
 
     friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-4})
-    cap = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
-                            Realism(seed=3, jitter_counts=1), rest_s=0.5)
+    cap = _released_at_120(friction)
     short = short_fit(cap.measurement)
     assert short.problem.floor == COARSE_FLOOR and short.problem.unresolved(short.z, 0)
     problem, z = finer_where_stuck(short.problem, short.z)
@@ -317,8 +321,7 @@ def test_an_arm_transition_sharper_than_the_fit_resolves_leaves_its_viscous_term
     difference: 7-70 % off on realistic captures) is reported as an estimate only, and the
     pendulum, rarely that slow, keeps its viscous term."""
     friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-5})
-    cap = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
-                            Realism(seed=3, jitter_counts=1), rest_s=0.5)
+    cap = _released_at_120(friction)
     r = identify(cap.measurement, "shooting")
     assert r.parameters["mu_d0"].value == pytest.approx(friction.mu_d0, rel=0.02)
     mu_v0 = r.parameters["mu_v0"]
@@ -337,8 +340,7 @@ def test_a_restart_from_below_the_coarse_floor_is_fitted_on_the_finer_one():
     from hilrig.identify.methods.estimator.furuta import fit_shooting
 
     friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-4})
-    m = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
-                          Realism(seed=3, jitter_counts=1), rest_s=0.5).measurement
+    m = _released_at_120(friction).measurement
     below = fit_shooting(m, omega_t_start=1e-3)
     assert below.problem.floor == FINE_FLOOR
     k = below.problem.friction_index("omega_t0")
@@ -359,8 +361,7 @@ def test_a_fit_on_the_finer_floor_asks_for_no_finer_one():
     from hilrig.identify.model import QUANTUM, quantisation_rms
 
     friction = TABLE_III_TRUTH.model_copy(update={"omega_t0": 3e-5})
-    m = realistic_capture(NOMINAL, friction, (0.0, 120.0), 20.0,
-                          Realism(seed=3, jitter_counts=1), rest_s=0.5).measurement
+    m = _released_at_120(friction).measurement
     fine = fit_shooting(m, omega_t_start=1e-3)
     assert fine.problem.floor == FINE_FLOOR and unresolved_joints(fine) == {"0"}
     assert not finer_floor_asked(fine, quantisation_rms(QUANTUM))
