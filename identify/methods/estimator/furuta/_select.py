@@ -241,7 +241,7 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     drag_start = None
     best = fit
 
-    def tried(extras: tuple[str, ...]) -> ShootingFit:
+    def tried(extras: tuple[str, ...], best: ShootingFit) -> ShootingFit:
         # both terms start from the better fit with one of them: from the fit without,
         # 40 iterations left drag and cable together 3,700 BIC worse than the cable alone
         warm = best if set(best.extras) <= set(extras) else fit
@@ -262,7 +262,7 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
         stat, drag_u, could_win = _drag_test(fit)
         drag_start = drag_start_of(fit, drag_u)
         if could_win:
-            best = tried(("drag1",))
+            best = tried(("drag1",), best)
         else:
             skipped.append({"extra_terms": ["drag1"], "chosen": False, "score": stat,
                             "not_fitted": not_fitted_note(stat, 1, fit.problem.n_data,
@@ -272,7 +272,7 @@ def _with_extras(m: Measurement, prior: RigPrior | None, fit: ShootingFit,
     # 0.99 times the noise with drag; the two cable trials after it lost, in 4.3 of 9.3 s)
     if best.excess[0] > ADEQUATE_EXCESS:
         for extras in [CABLE, ("drag1", *CABLE)] if not fit.extras else [(*fit.extras, *CABLE)]:
-            best = tried(extras)
+            best = tried(extras, best)
     return best
 
 
