@@ -1,5 +1,5 @@
 """The fault-injection suite as a table, from the tests' fault markers: what each case
-injects and what must happen. The README holds it between two marker comments;
+injects and what must happen. docs/faults.md holds it between two marker comments;
 `python tests/fault_table.py --write` puts it there anew, and a test keeps it current.
 """
 
@@ -38,15 +38,18 @@ def table() -> str:
     return "\n".join(rows)
 
 
-def readme_with_table(readme: str) -> str:
-    head, _, rest = readme.partition(START)
+#: the page that holds the table
+PAGE = ROOT / "docs" / "faults.md"
+
+
+def page_with_table(page: str) -> str:
+    head, _, rest = page.partition(START)
     _, _, tail = rest.partition(END)
     return f"{head}{START}\n{table()}\n{END}{tail}"
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--write"]:
-        path = ROOT / "README.md"
-        path.write_text(readme_with_table(path.read_text(encoding="utf-8")), encoding="utf-8")
+        PAGE.write_text(page_with_table(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
     else:
         print(table())
