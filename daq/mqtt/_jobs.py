@@ -21,8 +21,10 @@ not read), so a dashboard in the group would swallow jobs. Only workers may writ
 ``hilrig-workers/``, and only a job's worker may read its jobs.
 
 Exactly once in effect: delivery is at least once, and the rig keeps every job until
-a result per method came back. A job without all its results after `job_timeout_s`
-(a worker died mid-job, or its queue was lost with it) goes to another ready worker;
+a result per method came back. A job whose worker leaves without answering (its last
+will empties "ready", or it empties it on the way out) goes to another ready worker at
+once; one without all its results after `job_timeout_s` (a worker that hangs, or its
+queue lost with it) goes too;
 a result that arrives twice is recognised by its key ``job/<capture_id>/<method>`` and
 kept once.
 """
@@ -144,6 +146,17 @@ class PendingJobs:
         if job.worker == worker:
             job.worker = None
             job.attempt += 1
+
+    def left_by(self, worker: str, now: float) -> list[Job]:
+        """Jobs `worker` held unanswered when it left (its last will, or it went): unassigned
+        again, for another try, waiting anew from `now`."""
+        left = [j for j in self.jobs.values() if j.worker == worker]
+        for j in left:
+            j.attempt += 1
+            j.worker = None
+            j.queued = now
+            j.told_waiting = False
+        return left
 
     def take_back(self, job: Job) -> None:
         """No longer offloaded: the rig identifies it itself."""

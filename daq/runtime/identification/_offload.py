@@ -7,8 +7,9 @@ resolves with the worker's result for its method, or with the fallback executor'
 
 Workers say when they are ready (``hilrig-workers/ready/<worker>``, retained); the rig
 sends each job to one of them by name and keeps it until a result per method came back
-(see mqtt/_jobs.py). A job unanswered after `timeout_s` goes to another ready worker,
-and the silent one gets nothing more until it says it is ready again. Workers answer on
+(see mqtt/_jobs.py). A job whose worker leaves without answering (killed: its last will)
+goes to another ready worker at once; one unanswered after `timeout_s` goes too, and the
+silent worker gets nothing more until it says it is ready again. Workers answer on
 jobs/result/<worker>/..., a topic only the rig reads; a result is kept once per job and
 method (its key ``job/<capture_id>/<method>``), however often it is delivered, and then
 published on result/ by the rig itself: what dashboards read as the rig's result is the
@@ -182,6 +183,7 @@ class WorkerExecutor:
         if not message.payload:
             self.ready.pop(name, None)
             self.busy.discard(name)
+            self._left(name)
             return
         try:
             WorkerPayload.model_validate_json(bytes(message.payload))
@@ -189,6 +191,17 @@ class WorkerExecutor:
             return  # not a worker's word: ignored
         self.ready[name] = time.monotonic()
         self.busy.discard(name)
+        self._dispatch()
+
+    def _left(self, worker: str) -> None:
+        """A worker gone: the jobs it held unanswered go to another ready worker now, not
+        after the timeout (600 s by default); with none, they wait for one as a new job
+        does, and are identified here after worker_wait_s."""
+        for job in self.jobs.left_by(worker, time.monotonic()):
+            text = (f"capture {job.capture_id}: worker {worker} left without answering; "
+                    "the job goes to another")
+            self.say(text)
+            self.publication.event("warning", "job.retry", text, job.capture_id)
         self._dispatch()
 
     async def _on_result(self, message: Any) -> None:

@@ -18,7 +18,8 @@ HILRIG = [sys.executable, "-m", "hilrig"]
 
 
 @pytest.mark.fault(injected="workers: one of two workers killed mid-job",
-                   expected="the job published again; all 20 results, once each")
+                   expected="its job goes to the other worker when its last will comes, not "
+                            "after the job timeout; all 20 results, once each")
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_path, wait_until):
@@ -26,7 +27,7 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
     root = tmp_path / "archive"
     env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig_id,
                HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_IDENTIFY__OFFLOAD="true",
-               HILRIG_IDENTIFY__JOB_TIMEOUT_S="20", HILRIG_MQTT__TELEMETRY_HZ="0")
+               HILRIG_IDENTIFY__JOB_TIMEOUT_S="300", HILRIG_MQTT__TELEMETRY_HZ="0")
     logs = {k: tmp_path / f"worker-{k}.log" for k in "ab"}
     workers = {k: subprocess.Popen([*HILRIG, "worker"], env=env, stdout=open(logs[k], "w"),
                                    stderr=subprocess.STDOUT) for k in "ab"}
@@ -52,7 +53,9 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
         victim = wait_until(a_mid_job, 300, "worker a to be in the middle of its second job")
         workers["a"].send_signal(signal.SIGKILL)
         workers["a"].wait(timeout=30)
-        assert session.wait(timeout=600) == 0, (tmp_path / "session.log").read_text()[-3000:]
+        # the broker publishes the killed worker's last will at once: its job moves on then,
+        # and the session ends long before the 300 s job timeout could have moved it
+        assert session.wait(timeout=120) == 0, (tmp_path / "session.log").read_text()[-3000:]
     finally:
         for p in [*workers.values(), session]:
             if p is not None and p.poll() is None:
@@ -68,9 +71,63 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
         assert all(r.result_key == f"job/{r.capture_id}/{DEFAULT_METHOD}" for r in results)
     done = {k: len(re.findall(rf": {DEFAULT_METHOD} done", logs[k].read_text())) for k in "ab"}
     assert done["a"] >= 1 and done["b"] >= 1, done  # each did some
-    # the job the killed worker held went to the other after the timeout
+    # the job the killed worker held went to the other, and the rig said why
     assert re.search(rf"^job {victim} \(attempt [2-9]\): identifying", logs["b"].read_text(),
                      re.M), logs["b"].read_text()[-2000:]
+    assert f"capture {victim}: worker " in (tmp_path / "session.log").read_text()
+    assert "left without answering" in (tmp_path / "session.log").read_text()
+
+
+@pytest.mark.fault(injected="workers: one of two workers hangs mid-job (SIGSTOP: its "
+                            "connection stays open, so no last will)",
+                   expected="its job goes to the other worker after identify.job_timeout_s; "
+                            "all 6 results, once each")
+@pytest.mark.timeout(300)
+def test_a_job_a_hung_worker_holds_goes_to_the_other_after_the_job_timeout(tmp_path,
+                                                                           wait_until):
+    rig_id = f"hung-{uuid.uuid4().hex[:8]}"
+    root = tmp_path / "archive"
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig_id,
+               HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_IDENTIFY__OFFLOAD="true",
+               HILRIG_IDENTIFY__JOB_TIMEOUT_S="8", HILRIG_MQTT__TELEMETRY_HZ="0")
+    logs = {k: tmp_path / f"worker-{k}.log" for k in "ab"}
+    workers = {k: subprocess.Popen([*HILRIG, "worker"], env=env, stdout=open(logs[k], "w"),
+                                   stderr=subprocess.STDOUT) for k in "ab"}
+    plan = tmp_path / "plan.toml"
+    plan.write_text("[session]\ncaptures = 6\npaced = false\nposes_deg = [[0.0, 30.0]]\n"
+                    "max_in_flight = 2\n")
+    session = None
+    try:
+        for k in "ab":
+            wait_until(lambda k=k: "waiting for jobs" in logs[k].read_text(), 60, f"worker {k}")
+        session = subprocess.Popen([*HILRIG, "session", "start", str(plan)], env=env,
+                                   stdout=open(tmp_path / "session.log", "w"),
+                                   stderr=subprocess.STDOUT)
+        def unfinished() -> set[str]:
+            text = logs["a"].read_text()
+            started = re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M)
+            return set(started) - set(re.findall(rf"^job (\S+): {DEFAULT_METHOD} done",
+                                                 text, re.M))
+
+        wait_until(unfinished, 120, "worker a to be in the middle of a job")
+        workers["a"].send_signal(signal.SIGSTOP)
+        assert session.wait(timeout=180) == 0, (tmp_path / "session.log").read_text()[-3000:]
+    finally:
+        for p in [*workers.values(), session]:
+            if p is not None and p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+                p.kill()
+    with Catalog.open(root, create=False) as cat:
+        sid = cat.latest_session().session_id
+        results = cat.results(session_id=sid)
+        assert sorted(c.seq for c in cat.captures(sid) if c.status == "done") == list(range(1, 7))
+        assert sorted(r.capture_id for r in results) == sorted({r.capture_id for r in results})
+        assert len(results) == 6
+    # what the hung worker held (the job it was in, or one sent to it as it stopped) was
+    # sent again, to the other, once its time was up
+    again = set(re.findall(r"^job (\S+) \(attempt [2-9]\): identifying",
+                           logs["b"].read_text(), re.M))
+    assert again and unfinished() <= again, (unfinished(), logs["b"].read_text()[-2000:])
 
 
 @pytest.mark.fault(injected="workers: offload on, no worker running",
