@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -17,23 +18,23 @@ from hilrig.identify import DEFAULT_METHOD
 HILRIG = [sys.executable, "-m", "hilrig"]
 
 
-@pytest.mark.fault(injected="workers: one of two workers killed mid-job",
-                   expected="its job goes to the other worker when its last will comes, not "
-                            "after the job timeout; all 20 results, once each")
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_path, wait_until):
-    rig_id = f"workers-{uuid.uuid4().hex[:8]}"
-    root = tmp_path / "archive"
-    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig_id,
+@contextlib.contextmanager
+def _two_workers_and_a_session(tmp_path, wait_until, rig: str, captures: int, in_flight: int,
+                               job_timeout_s: float):
+    """Workers a and b, then an unpaced offloaded session of `captures` on their rig;
+    yields (worker processes, their log files, the session process). Every process is
+    killed on the way out (a stopped one woken first)."""
+    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(tmp_path / "archive"),
+               HILRIG_MQTT__RIG_ID=f"{rig}-{uuid.uuid4().hex[:8]}",
                HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_IDENTIFY__OFFLOAD="true",
-               HILRIG_IDENTIFY__JOB_TIMEOUT_S="300", HILRIG_MQTT__TELEMETRY_HZ="0")
+               HILRIG_IDENTIFY__JOB_TIMEOUT_S=f"{job_timeout_s:g}",
+               HILRIG_MQTT__TELEMETRY_HZ="0")
     logs = {k: tmp_path / f"worker-{k}.log" for k in "ab"}
     workers = {k: subprocess.Popen([*HILRIG, "worker"], env=env, stdout=open(logs[k], "w"),
                                    stderr=subprocess.STDOUT) for k in "ab"}
     plan = tmp_path / "plan.toml"
-    plan.write_text("[session]\ncaptures = 20\npaced = false\nposes_deg = [[0.0, 30.0]]\n"
-                    "max_in_flight = 4\n")
+    plan.write_text(f"[session]\ncaptures = {captures}\npaced = false\n"
+                    f"poses_deg = [[0.0, 30.0]]\nmax_in_flight = {in_flight}\n")
     session = None
     try:
         for k in "ab":
@@ -41,7 +42,23 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
         session = subprocess.Popen([*HILRIG, "session", "start", str(plan)], env=env,
                                    stdout=open(tmp_path / "session.log", "w"),
                                    stderr=subprocess.STDOUT)
+        yield workers, logs, session
+    finally:
+        for proc in [*workers.values(), session]:
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
 
+
+@pytest.mark.fault(injected="workers: one of two workers killed mid-job",
+                   expected="its job goes to the other worker when its last will comes, not "
+                            "after the job timeout; all 20 results, once each")
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_path, wait_until):
+    root = tmp_path / "archive"
+    with _two_workers_and_a_session(tmp_path, wait_until, "workers", captures=20, in_flight=4,
+                                    job_timeout_s=300) as (workers, logs, session):
         def a_mid_job():
             text = logs["a"].read_text()
             started = re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M)
@@ -56,10 +73,6 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
         # the broker publishes the killed worker's last will at once: its job moves on then,
         # and the session ends long before the 300 s job timeout could have moved it
         assert session.wait(timeout=120) == 0, (tmp_path / "session.log").read_text()[-3000:]
-    finally:
-        for p in [*workers.values(), session]:
-            if p is not None and p.poll() is None:
-                p.kill()
     with Catalog.open(root, create=False) as cat:
         sid = cat.latest_session().session_id
         caps = cat.captures(sid)
@@ -85,24 +98,9 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
 @pytest.mark.timeout(300)
 def test_a_job_a_hung_worker_holds_goes_to_the_other_after_the_job_timeout(tmp_path,
                                                                            wait_until):
-    rig_id = f"hung-{uuid.uuid4().hex[:8]}"
     root = tmp_path / "archive"
-    env = dict(os.environ, HILRIG_STORAGE__DIRECTORY=str(root), HILRIG_MQTT__RIG_ID=rig_id,
-               HILRIG_MQTT__URL="mqtt://127.0.0.1:1883", HILRIG_IDENTIFY__OFFLOAD="true",
-               HILRIG_IDENTIFY__JOB_TIMEOUT_S="8", HILRIG_MQTT__TELEMETRY_HZ="0")
-    logs = {k: tmp_path / f"worker-{k}.log" for k in "ab"}
-    workers = {k: subprocess.Popen([*HILRIG, "worker"], env=env, stdout=open(logs[k], "w"),
-                                   stderr=subprocess.STDOUT) for k in "ab"}
-    plan = tmp_path / "plan.toml"
-    plan.write_text("[session]\ncaptures = 6\npaced = false\nposes_deg = [[0.0, 30.0]]\n"
-                    "max_in_flight = 2\n")
-    session = None
-    try:
-        for k in "ab":
-            wait_until(lambda k=k: "waiting for jobs" in logs[k].read_text(), 60, f"worker {k}")
-        session = subprocess.Popen([*HILRIG, "session", "start", str(plan)], env=env,
-                                   stdout=open(tmp_path / "session.log", "w"),
-                                   stderr=subprocess.STDOUT)
+    with _two_workers_and_a_session(tmp_path, wait_until, "hung", captures=6, in_flight=2,
+                                    job_timeout_s=8) as (workers, logs, session):
         def unfinished() -> set[str]:
             text = logs["a"].read_text()
             started = re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M)
@@ -112,11 +110,6 @@ def test_a_job_a_hung_worker_holds_goes_to_the_other_after_the_job_timeout(tmp_p
         wait_until(unfinished, 120, "worker a to be in the middle of a job")
         workers["a"].send_signal(signal.SIGSTOP)
         assert session.wait(timeout=180) == 0, (tmp_path / "session.log").read_text()[-3000:]
-    finally:
-        for p in [*workers.values(), session]:
-            if p is not None and p.poll() is None:
-                p.send_signal(signal.SIGCONT)
-                p.kill()
     with Catalog.open(root, create=False) as cat:
         sid = cat.latest_session().session_id
         results = cat.results(session_id=sid)
