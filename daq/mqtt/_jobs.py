@@ -144,16 +144,14 @@ class PendingJobs:
         """`worker`'s answer was refused: the job is unassigned, for another worker."""
         job.refused_from.add(worker)
         if job.worker == worker:
-            job.worker = None
-            job.attempt += 1
+            _again(job)
 
     def left_by(self, worker: str, now: float) -> list[Job]:
         """Jobs `worker` held unanswered when it left (its last will, or it went): unassigned
         again, for another try, waiting anew from `now`."""
         left = [j for j in self.jobs.values() if j.worker == worker]
         for j in left:
-            j.attempt += 1
-            j.worker = None
+            _again(j)
             j.queued = now
             j.told_waiting = False
         return left
@@ -172,12 +170,17 @@ class PendingJobs:
         late = [(j, j.worker) for j in self.jobs.values()
                 if j.worker is not None and now >= j.deadline]
         for j, _ in late:
-            j.attempt += 1
-            j.worker = None
+            _again(j)
         return late
 
     def __len__(self) -> int:
         return len(self.jobs)
+
+
+def _again(job: Job) -> None:
+    """The job taken from its worker: unassigned, its next sending a new attempt."""
+    job.worker = None
+    job.attempt += 1
 
 
 def result_from_message(payload: bytes) -> tuple[str | None, dict[str, Any]]:

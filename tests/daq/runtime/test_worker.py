@@ -18,6 +18,13 @@ from hilrig.identify import DEFAULT_METHOD
 HILRIG = [sys.executable, "-m", "hilrig"]
 
 
+def _jobs_in(log) -> tuple[list[str], list[str]]:
+    """The captures a worker's log says it started identifying, and those it finished."""
+    text = log.read_text()
+    return (re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M),
+            re.findall(rf"^job (\S+): {DEFAULT_METHOD} done", text, re.M))
+
+
 @contextlib.contextmanager
 def _two_workers_and_a_session(tmp_path, wait_until, rig: str, captures: int, in_flight: int,
                                job_timeout_s: float):
@@ -60,9 +67,7 @@ def test_two_workers_share_twenty_captures_and_a_killed_one_loses_nothing(tmp_pa
     with _two_workers_and_a_session(tmp_path, wait_until, "workers", captures=20, in_flight=4,
                                     job_timeout_s=300) as (workers, logs, session):
         def a_mid_job():
-            text = logs["a"].read_text()
-            started = re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M)
-            finished = re.findall(rf"^job (\S+): {DEFAULT_METHOD} done", text, re.M)
+            started, finished = _jobs_in(logs["a"])
             if finished and len(started) > len(finished):
                 return started[-1]
             return None
@@ -102,10 +107,8 @@ def test_a_job_a_hung_worker_holds_goes_to_the_other_after_the_job_timeout(tmp_p
     with _two_workers_and_a_session(tmp_path, wait_until, "hung", captures=6, in_flight=2,
                                     job_timeout_s=8) as (workers, logs, session):
         def unfinished() -> set[str]:
-            text = logs["a"].read_text()
-            started = re.findall(r"^job (\S+) \(attempt \d+\): identifying", text, re.M)
-            return set(started) - set(re.findall(rf"^job (\S+): {DEFAULT_METHOD} done",
-                                                 text, re.M))
+            started, finished = _jobs_in(logs["a"])
+            return set(started) - set(finished)
 
         wait_until(unfinished, 120, "worker a to be in the middle of a job")
         workers["a"].send_signal(signal.SIGSTOP)
