@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import math
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -27,6 +28,13 @@ def _numba_cache_of_these_sources() -> str:
 
 
 os.environ.setdefault("NUMBA_CACHE_DIR", _numba_cache_of_these_sources())
+
+# A suite started as a background job of a non-interactive shell (`make test &`, a CI
+# step under nohup) inherits SIGINT ignored, and every process it starts too: the
+# Ctrl-C tests then saw commands run to the end (8 of them failed on a fresh clone so
+# started). Python's own disposition is what a terminal gives a command.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
