@@ -151,14 +151,16 @@ def _one_joint_restarted(m: Measurement, prior: RigPrior | None, fit: ShootingFi
     27 and 17 times the noise and pendulums at 19 and 38, the 0.1 rad/s trial reached the
     noise each time, in 0.3-1.4 s, where the cold restarts took 2.6-10.5 s; whichever
     side of the truth the transition had been on (an arm at 7.4e-3 against 5.6e-4, a
-    pendulum at 1.6e-3 against 6.1e-2). Not with both joints far off: there the rig or
-    both transitions are, and moved from itself the fit stayed 39-300 times above the
-    noise (seed 3's capture 22, seed 4's captures 2, 5, 11). Not on noisy records: there it stopped
-    at 1.05-1.16 times the noise with the arm 8-60 % off (seed 1's noisy-sensor captures
-    12, 42, 47), where the cold restarts reach 0.98. Not where drag is asked for and the
-    far joint's hump stands (mu_s 1.5-5.7 times mu_d): those pendulums lacked drag, and no
-    transition gave it (4 drag-and-cable captures of seed 1); the two pendulums it did
-    move had humps turned over to 0.41 and 0.06."""
+    pendulum at 1.6e-3 against 6.1e-2).
+
+    Not with both joints far off: there the rig or both transitions are, and moved from
+    itself the fit stayed 39-300 times above the noise (seed 3's capture 22, seed 4's
+    captures 2, 5, 11). Not on noisy records: there it stopped at 1.05-1.16 times the
+    noise with the arm 8-60 % off (seed 1's noisy-sensor captures 12, 42, 47), where the
+    cold restarts reach 0.98. Not where drag is asked for and the far joint's hump stands
+    (mu_s 1.5-5.7 times mu_d): those pendulums lacked drag, and no transition gave it (4
+    drag-and-cable captures of seed 1); the two pendulums it did move had humps turned
+    over to 0.41 and 0.06."""
     far = np.flatnonzero(fit.excess > RESTART_EXCESS)
     if far.size != 1 or not at_noise_floor(fit.noise, _floor_noise(m)).all():
         return fit
