@@ -92,7 +92,13 @@ def segment_steps(substeps: np.ndarray, first: np.ndarray, length: np.ndarray) -
 def threads() -> int:
     """The threads one identification runs on: HILRIG_THREADS, else every core."""
     text = os.environ.get("HILRIG_THREADS", "")
-    return max(1, int(text)) if text.isdigit() else (os.cpu_count() or 1)
+    return max(1, int(text)) if text.isdigit() else _cores()
+
+
+@functools.cache
+def _cores() -> int:
+    """The machine's cores (os.cpu_count reads them anew each time: 7 us a kernel call)."""
+    return os.cpu_count() or 1
 
 
 def run_jobs(weights: np.ndarray, work: Callable[[np.ndarray], None]) -> None:

@@ -24,6 +24,7 @@ from ._differentiate import (
     savitzky_golay_second,
     second_derivative_kernel,
 )
+from ._grid_cubic import cubic_at
 from ._measurement import Measurement, Record
 from ._monte_carlo import (
     CONDITIONS,
@@ -63,7 +64,7 @@ __all__ = [
     "motion_start", "require_motion", "still_joints",
     "Decimated", "Measurement", "Record", "Release",
     "SimulatedChainSession", "SimulatedSession", "SyntheticCapture",
-    "contiguous_segments",
+    "contiguous_segments", "cubic_at",
     "decimate", "decimate_mean", "find_release", "first_derivative_kernel", "free_decay_counts",
     "holoborodko_first", "holoborodko_first_coefficients", "holoborodko_second",
     "holoborodko_second_coefficients", "point_values", "savgol_coefficients", "savgol_filter",

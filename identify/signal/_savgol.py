@@ -65,25 +65,42 @@ def savgol_filter(x: np.ndarray, window: int, order: int, deriv: int = 0,
     c = _coefficients(window, order, deriv, delta)
     windows = np.lib.stride_tricks.sliding_window_view(a, window, axis=0)  # (n-2m, ..., N)
     out[m:n - m] = windows @ c
-    out[:m] = _edge(a[:window], np.arange(m), order, deriv, delta)
-    out[n - m:] = _edge(a[n - window:], np.arange(window - m, window), order, deriv, delta)
+    out[:m] = _edge(a[:window], 0, m, order, deriv, delta)
+    out[n - m:] = _edge(a[n - window:], window - m, m, order, deriv, delta)
     return np.moveaxis(out, 0, axis)
 
 
-def _edge(block: np.ndarray, at: np.ndarray, order: int, deriv: int, delta: float
+def _edge(block: np.ndarray, first: int, count: int, order: int, deriv: int, delta: float
           ) -> np.ndarray:
-    """The deriv-th derivative, at sample positions `at`, of the polynomial fitted to the
-    whole block (axis 0)."""
-    t = np.arange(block.shape[0], dtype=np.float64)
-    vander = t[:, None] ** np.arange(order + 1)[None, :]
+    """The deriv-th derivative, at sample positions first .. first + count - 1, of the
+    polynomial fitted to the whole block (axis 0)."""
+    vander, basis = _edge_matrices(block.shape[0], first, count, order, deriv)
     flat = block.reshape(block.shape[0], -1)
     coef, *_ = np.linalg.lstsq(vander, flat, rcond=None)  # (order + 1, columns)
+    return np.asarray((basis @ coef).reshape((count, *block.shape[1:])) / delta ** deriv)
+
+
+# Cached: a capture with lost frames filters a hundred pieces, each with two ends of the
+# same few shapes. The fit itself stays one least-squares solve per end, as scipy's:
+# through a cached pseudo-inverse instead, the values moved by 1e-11, and so did every
+# fit after them (docs/estimator-log.md).
+@lru_cache(maxsize=64)
+def _edge_matrices(n: int, first: int, count: int, order: int, deriv: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The Vandermonde matrix of positions 0 .. n - 1, and the rows that take a
+    polynomial's coefficients to its deriv-th derivative at positions first ..
+    first + count - 1."""
+    t = np.arange(n, dtype=np.float64)
+    vander = t[:, None] ** np.arange(order + 1)[None, :]
+    at = np.arange(first, first + count)
     powers = np.arange(order + 1)
     # d^deriv/dt^deriv of t^p = p!/(p - deriv)! t^(p - deriv)
     scale = np.array([math.perm(int(p), deriv) for p in powers], dtype=np.float64)
     shifted = np.clip(powers - deriv, 0, None)
     basis = np.where(powers >= deriv, scale * at[:, None].astype(np.float64) ** shifted, 0.0)
-    return np.asarray((basis @ coef).reshape((at.size, *block.shape[1:])) / delta ** deriv)
+    vander.setflags(write=False)
+    basis.setflags(write=False)
+    return vander, basis
 
 
 def _check(window: int, order: int, deriv: int) -> None:

@@ -129,3 +129,20 @@ def test_each_joint_may_have_its_own_sharpest_transition():
     per_joint = friction_rate(c, th1, omega_t_min=np.array([1e-4, 2e-3]))
     assert per_joint[:, 0] == pytest.approx(friction_rate(c, th1, omega_t_min=1e-4)[:, 0])
     assert per_joint[:, 1] == pytest.approx(friction_rate(c, th1, omega_t_min=2e-3)[:, 1])
+
+
+def test_the_coefficient_jacobian_is_its_central_differences_one_u_at_a_time_to_the_bit(case):
+    """It maps every shifted u through the rig at once; the arithmetic stays each u's own,
+    so a fit's Jacobian, and every fit, is what it was with one u at a time."""
+    rig = RigParams(tilt_deg=12.0, spring0=2e-3, spring_rest0_deg=5.0, drag1=4e-6)
+    u = normalised(rig, TABLE_III_TRUTH)
+    one_at_a_time = np.zeros((N_COEFF, u.size))
+    for i in range(u.size):
+        step = 1e-6 * max(abs(u[i]), 1e-3)
+        up, um = u.copy(), u.copy()
+        up[i] += step
+        um[i] -= step
+        (rp, fp), (rm, fm) = equivalent_rigs(up), equivalent_rigs(um)
+        one_at_a_time[:, i] = (coefficients(rp[0], fp[0]) - coefficients(rm[0], fm[0])) \
+            / (2.0 * step)
+    assert np.array_equal(coefficient_jacobian(u), one_at_a_time)

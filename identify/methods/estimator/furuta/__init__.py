@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from ._result import (
         identify_multiple_shooting,
+        segment_angles,
     )
     from ._rig import (
         NOT_SEPARABLE,
@@ -66,7 +67,7 @@ _EXPORTS = {
         "Segments", "ShootingProblem", "friction_bounds",
     ),
     "._result": (
-        "identify_multiple_shooting",
+        "identify_multiple_shooting", "segment_angles",
     ),
     "._rig": (
         "NOT_SEPARABLE", "SCALE_FREE", "rig_estimates",
@@ -83,6 +84,7 @@ __all__ = [
     "SCALE_FREE", "SEGMENT_S", "Segments", "ShootingFit", "ShootingProblem", "ShortFit",
     "TILT_UNCERTAINTY_DEG", "WEIGHED_UNCERTAINTY", "finer_floor_asked", "finer_where_stuck",
     "fit_from_short", "fit_shooting", "friction_bounds", "identify_multiple_shooting",
-    "rig_estimates", "score_statistic", "segment_states", "select_model", "short_fit",
+    "rig_estimates", "score_statistic", "segment_angles", "segment_states", "select_model",
+    "short_fit",
     "unresolved_joints",
 ]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ _OMEGA_T = [FRICTION_FREE.index(f"omega_t{j}") for j in (0, 1)]
 _W = len(RIG_VARIABLES) + 1  # rig variables: the logs, then the tilt
 
 
-def _pendulum_inertia(v: dict[str, float]) -> float:
+def _pendulum_inertia(v: dict[str, Any]) -> Any:
     """P4 = J2x + m2 l2^2 of the rig's variables v (by name)."""
     return v["j2x"] + v["m2"] * v["l2"] * v["l2"]
 
@@ -311,13 +312,21 @@ class ShootingProblem:
     def friction_of(self, g: np.ndarray) -> np.ndarray:
         """The whole friction (8, FRICTION_FREE order) of global variables g: a law
         without Stribeck's terms has mu_s = mu_d and omega_t = OMEGA_COULOMB."""
-        fitted = dict(zip(self.friction_names, np.exp(g[_W:_W + self._nf]), strict=True))
-        out = []
+        return self._friction_rows(np.asarray(g, dtype=np.float64)[None])[0]
+
+    def _friction_rows(self, gs: np.ndarray) -> np.ndarray:
+        """friction_of of each row of gs."""
+        # np.exp of each row's own slice, as one vector g's: the same values to the bit
+        fitted = np.array([np.exp(row) for row in gs[:, _W:_W + self._nf]])
+        col = {name: fitted[:, k] for k, name in enumerate(self.friction_names)}
+        out = np.empty((gs.shape[0], len(FRICTION_FREE)))
         for j in range(len(self.laws)):
-            mu_d = fitted[f"mu_d{j}"]
-            out += [mu_d, fitted.get(f"mu_s{j}", mu_d), fitted[f"mu_v{j}"],
-                    fitted.get(f"omega_t{j}", OMEGA_COULOMB)]
-        return np.array(out)
+            mu_d = col[f"mu_d{j}"]
+            out[:, 4 * j] = mu_d
+            out[:, 4 * j + 1] = col.get(f"mu_s{j}", mu_d)
+            out[:, 4 * j + 2] = col[f"mu_v{j}"]
+            out[:, 4 * j + 3] = col.get(f"omega_t{j}", OMEGA_COULOMB)
+        return out
 
     def friction_index(self, name: str) -> int | None:
         """Where the friction parameter `name` is in z, or None if the laws do not fit it."""
@@ -369,8 +378,17 @@ class ShootingProblem:
 
     def u_of(self, g: np.ndarray) -> np.ndarray:
         """The normalised vector u of global variables g."""
-        v = {n: math.exp(g[k]) for k, n in enumerate(RIG_VARIABLES)}
-        phi = float(g[_W - 1])
+        return self._u_rows(np.asarray(g, dtype=np.float64)[None])[0]
+
+    def _u_rows(self, gs: np.ndarray) -> np.ndarray:
+        """u_of of each row of gs, row by row the same arithmetic as one g alone (du_dg
+        maps its 2 n_global shifted copies at once)."""
+        rows = gs.shape[0]
+        # math.exp element by element, as for one g: numpy's vector exp may round otherwise
+        logs = gs[:, :len(RIG_VARIABLES)].tolist()
+        ex_rig = np.array([[math.exp(x) for x in row] for row in logs]).reshape(rows, -1)
+        v = {n: ex_rig[:, k] for k, n in enumerate(RIG_VARIABLES)}
+        phi = gs[:, _W - 1]
         rig = self.prior.nominal
         grav = rig.g
         m1, m2, l1, l2, L1 = v["m1"], v["m2"], v["l1"], v["l2"], v["L1"]
@@ -381,17 +399,22 @@ class ShootingProblem:
         # normal forces from the fitted masses unless the config sets them
         fn0 = rig.Fn0 if rig.Fn0 is not None else (m1 + m2) * grav
         fn1 = rig.Fn1 if rig.Fn1 is not None else m2 * grav
-        f = self.friction_of(g)
-        u = np.zeros(len(NORMALISED))
-        u[:6] = (p1 / p4, p2 / p4, p3 / p4, grav * m2 * l2 / p4, phi,
-                 (m1 * l1 + m2 * L1) / (m2 * l2))
-        u[6:10] = (fn0 * f[0] / p4, fn0 * f[1] / p4, f[2] / p4, f[3])
-        u[10:14] = (fn1 * f[4] / p4, fn1 * f[5] / p4, f[6] / p4, f[7])
-        ex = dict(zip(self.extras, g[_W + self._nf:]))
-        u[_U["spring0/P4"]] = (math.exp(ex["spring0"]) if "spring0" in ex
-                               else rig.spring0) / p4
-        u[_U["spring_rest0"]] = ex.get("spring_rest0", math.radians(rig.spring_rest0_deg))
-        u[_U["drag1/P4"]] = (math.exp(ex["drag1"]) if "drag1" in ex else rig.drag1) / p4
+        f = self._friction_rows(gs)
+        u = np.zeros((rows, len(NORMALISED)))
+        u[:, 0], u[:, 1], u[:, 2] = p1 / p4, p2 / p4, p3 / p4
+        u[:, 3], u[:, 4], u[:, 5] = grav * m2 * l2 / p4, phi, (m1 * l1 + m2 * L1) / (m2 * l2)
+        u[:, 6], u[:, 7], u[:, 8], u[:, 9] = fn0 * f[:, 0] / p4, fn0 * f[:, 1] / p4, \
+            f[:, 2] / p4, f[:, 3]
+        u[:, 10], u[:, 11], u[:, 12], u[:, 13] = fn1 * f[:, 4] / p4, fn1 * f[:, 5] / p4, \
+            f[:, 6] / p4, f[:, 7]
+        ex = {name: gs[:, _W + self._nf + k] for k, name in enumerate(self.extras)}
+        spring = (np.array([math.exp(x) for x in ex["spring0"].tolist()]) if "spring0" in ex
+                  else rig.spring0)
+        u[:, _U["spring0/P4"]] = spring / p4
+        u[:, _U["spring_rest0"]] = ex.get("spring_rest0", math.radians(rig.spring_rest0_deg))
+        drag = (np.array([math.exp(x) for x in ex["drag1"].tolist()]) if "drag1" in ex
+                else rig.drag1)
+        u[:, _U["drag1/P4"]] = drag / p4
         return u
 
     def pendulum_inertia(self, g: np.ndarray) -> float:
@@ -401,14 +424,14 @@ class ShootingProblem:
 
     def du_dg(self, g: np.ndarray) -> np.ndarray:
         """d u / d g (len(u), n_global), by central differences of the cheap map."""
-        out = np.zeros((len(NORMALISED), g.size))
-        for i in range(g.size):
-            step = 1e-6
-            gp, gm = g.copy(), g.copy()
-            gp[i] += step
-            gm[i] -= step
-            out[:, i] = (self.u_of(gp) - self.u_of(gm)) / (2 * step)
-        return out
+        step = 1e-6
+        n = g.size
+        shifted = np.repeat(np.asarray(g, dtype=np.float64)[None], 2 * n, axis=0)
+        k = np.arange(n)
+        shifted[2 * k, k] += step
+        shifted[2 * k + 1, k] -= step
+        us = self._u_rows(shifted)
+        return ((us[0::2] - us[1::2]) / (2 * step)).T
 
     def prior_jacobian_z(self) -> np.ndarray:
         """d prior residuals / d z."""
@@ -487,7 +510,9 @@ class ShootingProblem:
             self.seg.start.astype(np.int64), self.seg.length.astype(np.int64), self.d.h,
             self.kernel_schedule, self.out_offset, int(self.seg.length.sum()))
         n_p = cols.size
-        d = sens[self._pick] / self.sigma[None, :, None] * self._w_all[:, None, None]
+        d = sens[self._pick]  # in place from here: two arrays of every derivative fewer
+        d /= self.sigma[None, :, None]
+        d *= self._w_all[:, None, None]
         d = d.reshape(self.n_data, n_p + 4)
         j_c = d[:, :n_p]
         off = self._row_offsets

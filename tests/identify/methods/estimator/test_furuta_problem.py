@@ -71,6 +71,25 @@ def _assert_column_is_the_derivative(p: ShootingProblem, z: np.ndarray, j: Block
     assert np.abs(exact - fd).max() <= 1e-4 * np.abs(fd).max() + 1e-12, col
 
 
+@pytest.mark.parametrize("laws", [("brown-mcphee", "brown-mcphee"),
+                                  ("coulomb-viscous", "brown-mcphee")])
+def test_du_dg_is_its_central_differences_of_u_of_one_g_at_a_time_to_the_bit(laws):
+    """du_dg maps its 2 n_global shifted copies at once; each must be u_of's own, so that
+    every Jacobian, and every fit, is what it was one copy at a time."""
+    p, z = _problem(Realism(seed=1))
+    p = ShootingProblem(p.d, p.prior, p.seg, p.sigma, ("drag1", "spring0", "spring_rest0"),
+                        laws=laws)
+    rng = np.random.default_rng(2)
+    g = p.global_start(TRUE_FRICTION) + rng.normal(0.0, 0.3, p.n_global)
+    one_at_a_time = np.zeros((len(p.u_of(g)), g.size))
+    for i in range(g.size):
+        gp, gm = g.copy(), g.copy()
+        gp[i] += 1e-6
+        gm[i] -= 1e-6
+        one_at_a_time[:, i] = (p.u_of(gp) - p.u_of(gm)) / (2 * 1e-6)
+    assert np.array_equal(p.du_dg(g), one_at_a_time)
+
+
 @pytest.mark.parametrize("extras", [(), ("drag1", "spring0", "spring_rest0")])
 def test_the_jacobian_is_the_derivative_of_the_residuals(extras):
     """Against central differences of the residuals (Richardson-extrapolated), column by
