@@ -174,11 +174,11 @@ def fit_free(problem: ShootingProblem, z: np.ndarray, free: np.ndarray, max_iter
                               remaining_chi2=remaining_chi2)
     z = full(res.x)
     if globals_free:
-        z = _settle_prior(problem, z)
+        z = _settle_prior(problem, z, res.fun)
     return z, res
 
 
-def _settle_prior(problem: ShootingProblem, z: np.ndarray) -> np.ndarray:
+def _settle_prior(problem: ShootingProblem, z: np.ndarray, r: np.ndarray) -> np.ndarray:
     """z moved, keeping what the data see, to where the prior is best satisfied.
 
     The motion depends on the rig only through the normalised vector u; the directions of
@@ -187,7 +187,8 @@ def _settle_prior(problem: ShootingProblem, z: np.ndarray) -> np.ndarray:
     curvature of the same variables, makes the solver crawl along them. So: the prior's
     least-squares step within those directions (the null space of du/dg), then a
     minimum-norm Newton correction back onto the same u; repeated, on the cheap map alone.
-    The result is kept if the whole cost did not rise.
+    The result is kept if the whole cost did not rise; r: the residuals at z (the
+    solver's own, not simulated again).
     """
     n_g = problem.n_global
     g = z[:n_g].copy()
@@ -201,7 +202,7 @@ def _settle_prior(problem: ShootingProblem, z: np.ndarray) -> np.ndarray:
     moved[:n_g] = g
     lo, hi = problem.bounds()
     moved = np.clip(moved, lo, hi)
-    r, r_new = problem.fun(z), problem.fun(moved)
+    r_new = problem.fun(moved)
     return moved if float(r_new @ r_new) <= float(r @ r) else z
 
 
