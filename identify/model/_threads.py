@@ -75,11 +75,7 @@ def run_jobs(weights: np.ndarray, work: Callable[[np.ndarray], None]) -> None:
     queue = _Queue(w, parts)
     pool = _threads(parts - 1)
     futures = [pool.submit(queue.drain, work) for _ in range(parts - 1)]
-    try:
-        queue.drain(work)
-    except BaseException:
-        queue.close()  # the other threads stop after the jobs they hold
-        raise
+    queue.drain(work)  # raising (Ctrl-C here), it stops the other threads' takes too
     for f in futures:
         f.result()
 
@@ -122,8 +118,13 @@ class _Queue:
             return np.sort(self._order[i:j])
 
     def drain(self, work: Callable[[np.ndarray], None]) -> None:
-        while (jobs := self.take()) is not None:
-            work(jobs)
+        """work() on takes until none is left; where it raises, the others take no more."""
+        try:
+            while (jobs := self.take()) is not None:
+                work(jobs)
+        except BaseException:
+            self.close()
+            raise
 
 
 def _threads(n: int) -> ThreadPoolExecutor:

@@ -131,7 +131,7 @@ def test_each_joint_may_have_its_own_sharpest_transition():
     assert per_joint[:, 1] == pytest.approx(friction_rate(c, th1, omega_t_min=2e-3)[:, 1])
 
 
-def test_the_coefficient_jacobian_is_its_central_differences_one_u_at_a_time_to_the_bit(case):
+def test_the_coefficient_jacobian_is_its_central_differences_one_u_at_a_time_to_the_bit():
     """It maps every shifted u through the rig at once; the arithmetic stays each u's own,
     so a fit's Jacobian, and every fit, is what it was with one u at a time."""
     rig = RigParams(tilt_deg=12.0, spring0=2e-3, spring_rest0_deg=5.0, drag1=4e-6)

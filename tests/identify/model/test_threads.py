@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hilrig.identify.model._threads import run_jobs, segment_steps
+from hilrig.identify.model._threads import _Queue, run_jobs, segment_steps
 
 
 @pytest.fixture
@@ -59,20 +59,19 @@ def test_on_one_thread_the_jobs_are_one_call_in_order(monkeypatch: pytest.Monkey
     assert calls == [[0, 1, 2]]
 
 
-def test_the_heaviest_jobs_go_first_and_the_takes_shrink(two_threads):
+def test_the_heaviest_jobs_go_first_and_the_takes_shrink():
     # a decay's last segments, where a joint sticks, take most of the steps
-    w = np.array([10, 10, 10, 10, 10, 10, 10, 10, 40, 40])
-    order: list[list[int]] = []
-    lock = threading.Lock()
-
-    def work(jobs: np.ndarray) -> None:
-        with lock:
-            order.append(jobs.tolist())
-
-    run_jobs(w, work)
-    assert order[0] == [8]  # a quarter of the weight left: the first heavy one alone
-    assert sorted(sum(order, [])) == list(range(10))
-    assert len(order[-1]) == 1  # the last takes are single jobs
+    w = np.array([10, 10, 10, 10, 10, 10, 10, 10, 40, 40], dtype=np.float64)
+    queue = _Queue(w, 2)
+    takes = []
+    while (jobs := queue.take()) is not None:
+        takes.append(jobs.tolist())
+    # a quarter of the weight left each time: the heavy ones alone, then lighter takes
+    assert takes[:2] == [[8], [9]]
+    assert sorted(sum(takes, [])) == list(range(10))
+    weights = [w[t].sum() for t in takes]
+    assert weights == sorted(weights, reverse=True)
+    assert len(takes[-1]) == 1
 
 
 def test_a_thread_that_starts_late_takes_less(two_threads):
@@ -116,3 +115,18 @@ def test_an_interruption_in_this_thread_stops_the_others_after_their_jobs(two_th
     done = len(ran)
     time.sleep(0.1)
     assert len(ran) == done < 200
+
+
+def test_an_error_in_another_thread_stops_this_ones_takes_and_reaches_the_caller(two_threads):
+    main = threading.get_ident()
+    ran: list[int] = []
+
+    def work(jobs: np.ndarray) -> None:
+        if threading.get_ident() != main:
+            raise RuntimeError("a kernel failed")
+        time.sleep(0.005)
+        ran.extend(jobs.tolist())
+
+    with pytest.raises(RuntimeError, match="a kernel failed"):
+        run_jobs(np.ones(400), work)
+    assert len(ran) < 400

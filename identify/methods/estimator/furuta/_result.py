@@ -173,27 +173,28 @@ def segment_angles(m: Measurement, fit: ShootingFit) -> list[tuple[slice, np.nda
     hi = np.searchsorted(t, t_end, side="left")
     spans = [(s, slice(int(lo[s]), int(hi[s]))) for s in range(p.seg.count)
              if hi[s] - lo[s] >= 3]
+    if not spans:
+        return []
     which = np.array([s for s, _ in spans], np.int64)
     count = which.size
-    # the grid to past each span's last sample; past the schedule's end (the capture's
-    # last samples after its last grid point), that interval's substeps again
-    sched = p.kernel_schedule
-    sched = np.concatenate([sched, np.full(_PAST_END, sched[-1])])
+    # the grid to two points past each span's last sample (the cubic's), at least 4;
+    # past the schedule's end (a capture's last samples after its last grid point, or a
+    # piece after lost frames too short for one), that interval's substeps again
     first = p.seg.start[which].astype(np.int64)
     need = np.array([int((t[rows.stop - 1] - p.seg_t0[s]) / p.d.h) + 3 for s, rows in spans],
                     np.int64)
-    length = np.minimum(np.maximum(need, 4), sched.size - first)
+    length = np.maximum(need, 4)
+    sched = p.kernel_schedule
+    past = int((first + length).max()) - sched.size
+    if past > 0:
+        sched = np.concatenate([sched, np.full(past, sched[-1])])
     offset = np.concatenate([[0], np.cumsum(length)[:-1]]).astype(np.int64)
     sim_all = simulate_jobs(np.repeat(rig, count, axis=0), np.repeat(fr, count, axis=0),
                             states[which], np.arange(count, dtype=np.int64), p.seg_t0[which],
                             first, length, p.d.h, sched, offset, int(length.sum()))
-    return [(rows, cubic_at(sim_all[o:o + n], (t[rows] - p.seg_t0[s]) / p.d.h))
+    # a sample on a grid point may come out a rounding before the segment's start
+    return [(rows, cubic_at(sim_all[o:o + n], np.maximum((t[rows] - p.seg_t0[s]) / p.d.h, 0.0)))
             for (s, rows), o, n in zip(spans, offset, length, strict=True)]
-
-
-#: grid intervals simulated past the schedule's end (a capture's last samples lie up to
-#: one interval after its last grid point)
-_PAST_END = 3
 
 
 def _finite(x: float) -> float | None:

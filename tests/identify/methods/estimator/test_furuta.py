@@ -381,6 +381,27 @@ def test_the_fit_over_the_capture_is_its_segments_read_off_the_fits_own_grid():
         assert np.abs(sim - fine).max() < 1e-6, s
 
 
+def test_the_fit_is_read_at_every_sample_of_an_odd_rate_capture_ending_after_lost_frames():
+    """At 1500 Hz (three samples a grid point: samples on grid points, a rounding either
+    side of a segment's start), a capture whose last samples follow 25 ms of lost frames
+    has no grid point near them: the last segment is simulated on past its grid (with
+    three grid points of margin, as first written, the read there failed)."""
+    from hilrig.identify.methods.estimator.furuta import fit_shooting, segment_angles
+
+    cap = realistic_capture(NOMINAL, TABLE_III_TRUTH, (0.0, 120.0), 10.0,
+                            Realism(seed=3, jitter_counts=1), rest_s=0.5, rate_hz=1500.0)
+    m = cap.measurement
+    keep = np.ones(m.sample_index.size, bool)
+    keep[-40:-2] = False  # 25 ms lost, two samples after them
+    m = replace(m, angles=m.angles[keep], sample_index=m.sample_index[keep])
+    fit = fit_shooting(m)
+    spans = segment_angles(m, fit)
+    assert spans[-1][0].stop == m.t.size
+    assert all(np.isfinite(sim).all() for _, sim in spans)
+    last, sim = spans[-1]
+    assert np.abs(sim[-2:] - m.angles[last][-2:]).max() < 0.01  # the fit, not a runaway
+
+
 def test_a_fit_on_the_finer_floor_asks_for_no_finer_one():
     """omega_t0 = 3e-5 rad/s, below the finer floor too: a fit there ends with the arm's
     transition at that floor and the arm unresolved, which the result reports. Nothing is

@@ -7,6 +7,8 @@ from the simulated motion, so a noisy capture costs what a clean one does.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -17,13 +19,15 @@ from hilrig.identify.methods.estimator.furuta import (
     COARSE_FLOOR,
     FINE_FLOOR,
     FRICTION_FREE,
+    RIG_VARIABLES,
     RigPrior,
     Segments,
     ShootingProblem,
     segment_states,
 )
 from hilrig.identify.methods.estimator.furuta._fit import COVER_TOL, _covered
-from hilrig.identify.model import PARAM_NAMES, Realism
+from hilrig.identify.methods.estimator.furuta._problem import OMEGA_COULOMB
+from hilrig.identify.model import NORMALISED, PARAM_NAMES, Realism
 from hilrig.identify.signal import decimate, motion_start, realistic_capture
 from hilrig.identify.solvers import BlockJacobian, LMResult
 
@@ -71,23 +75,63 @@ def _assert_column_is_the_derivative(p: ShootingProblem, z: np.ndarray, j: Block
     assert np.abs(exact - fd).max() <= 1e-4 * np.abs(fd).max() + 1e-12, col
 
 
+def _u_one_g_at_a_time(p: ShootingProblem, g: np.ndarray) -> np.ndarray:
+    """u of one g, as ShootingProblem.u_of computed it before it mapped rows at once (the
+    reference the batched map must match to the bit)."""
+    v = {n: math.exp(g[k]) for k, n in enumerate(RIG_VARIABLES)}
+    w = len(RIG_VARIABLES) + 1
+    phi = float(g[w - 1])
+    rig = p.prior.nominal
+    grav = rig.g
+    m1, m2, l1, l2, L1 = v["m1"], v["m2"], v["l1"], v["l2"], v["L1"]
+    p1 = v["j1z"] + m1 * l1 * l1 + m2 * L1 * L1 + v["j2z"]
+    p2 = m2 * l2 * l2 + v["j2y"] - v["j2z"]
+    p3 = m2 * l2 * L1
+    p4 = v["j2x"] + v["m2"] * v["l2"] * v["l2"]
+    fn0 = rig.Fn0 if rig.Fn0 is not None else (m1 + m2) * grav
+    fn1 = rig.Fn1 if rig.Fn1 is not None else m2 * grav
+    nf = len(p.friction_names)
+    fitted = dict(zip(p.friction_names, np.exp(g[w:w + nf]), strict=True))
+    f = []
+    for j in range(2):
+        mu_d = fitted[f"mu_d{j}"]
+        f += [mu_d, fitted.get(f"mu_s{j}", mu_d), fitted[f"mu_v{j}"],
+              fitted.get(f"omega_t{j}", OMEGA_COULOMB)]
+    u = np.zeros(len(NORMALISED))
+    u[:6] = (p1 / p4, p2 / p4, p3 / p4, grav * m2 * l2 / p4, phi,
+             (m1 * l1 + m2 * L1) / (m2 * l2))
+    u[6:10] = (fn0 * f[0] / p4, fn0 * f[1] / p4, f[2] / p4, f[3])
+    u[10:14] = (fn1 * f[4] / p4, fn1 * f[5] / p4, f[6] / p4, f[7])
+    ex = dict(zip(p.extras, g[w + nf:]))
+    u[NORMALISED.index("spring0/P4")] = (math.exp(ex["spring0"]) if "spring0" in ex
+                                         else rig.spring0) / p4
+    u[NORMALISED.index("spring_rest0")] = ex.get("spring_rest0",
+                                                 math.radians(rig.spring_rest0_deg))
+    u[NORMALISED.index("drag1/P4")] = (math.exp(ex["drag1"]) if "drag1" in ex
+                                       else rig.drag1) / p4
+    return u
+
+
 @pytest.mark.parametrize("laws", [("brown-mcphee", "brown-mcphee"),
                                   ("coulomb-viscous", "brown-mcphee")])
-def test_du_dg_is_its_central_differences_of_u_of_one_g_at_a_time_to_the_bit(laws):
-    """du_dg maps its 2 n_global shifted copies at once; each must be u_of's own, so that
-    every Jacobian, and every fit, is what it was one copy at a time."""
-    p, z = _problem(Realism(seed=1))
-    p = ShootingProblem(p.d, p.prior, p.seg, p.sigma, ("drag1", "spring0", "spring_rest0"),
-                        laws=laws)
+@pytest.mark.parametrize("extras", [(), ("drag1", "spring0", "spring_rest0")])
+def test_u_and_du_dg_are_one_g_at_a_time_to_the_bit(laws, extras):
+    """du_dg maps its 2 n_global shifted copies at once; each must be u of that g alone,
+    as before, so that every Jacobian, and every fit, is what it was."""
+    p, _ = _problem(Realism(seed=1))
+    p = ShootingProblem(p.d, p.prior, p.seg, p.sigma, extras, laws=laws)
     rng = np.random.default_rng(2)
-    g = p.global_start(TRUE_FRICTION) + rng.normal(0.0, 0.3, p.n_global)
-    one_at_a_time = np.zeros((len(p.u_of(g)), g.size))
-    for i in range(g.size):
-        gp, gm = g.copy(), g.copy()
-        gp[i] += 1e-6
-        gm[i] -= 1e-6
-        one_at_a_time[:, i] = (p.u_of(gp) - p.u_of(gm)) / (2 * 1e-6)
-    assert np.array_equal(p.du_dg(g), one_at_a_time)
+    for _ in range(3):
+        g = p.global_start(TRUE_FRICTION) + rng.normal(0.0, 0.3, p.n_global)
+        assert np.array_equal(p.u_of(g), _u_one_g_at_a_time(p, g))
+        one_at_a_time = np.zeros((len(NORMALISED), g.size))
+        for i in range(g.size):
+            gp, gm = g.copy(), g.copy()
+            gp[i] += 1e-6
+            gm[i] -= 1e-6
+            one_at_a_time[:, i] = (_u_one_g_at_a_time(p, gp) - _u_one_g_at_a_time(p, gm)) \
+                / (2 * 1e-6)
+        assert np.array_equal(p.du_dg(g), one_at_a_time)
 
 
 @pytest.mark.parametrize("extras", [(), ("drag1", "spring0", "spring_rest0")])
