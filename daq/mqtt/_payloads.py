@@ -233,7 +233,8 @@ class EventPayload(Envelope):
 
     schema_id: Literal["hilrig.event/1"] = Field("hilrig.event/1", alias="schema")
     level: Literal["info", "warning", "error"]
-    code: str = Field(description="stable machine-readable kind, e.g. link.lost, disk.low")
+    code: str = Field(description="stable machine-readable kind, e.g. identify.failed, "
+                      "session.suspended.disk, job.retry (docs/mqtt.md lists them)")
     message: str
     capture_id: str | None = None
     session_id: str | None = None

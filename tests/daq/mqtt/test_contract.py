@@ -34,6 +34,24 @@ def test_the_checked_in_schemas_are_current():
             f"{name}: run python -m hilrig.daq.mqtt.schemas"
 
 
+def test_every_event_code_the_service_publishes_is_in_the_documented_table():
+    """A dashboard acts on `code`: each one the daq package spells out is listed in
+    docs/mqtt.md's table of event codes (job.retry and three others were missing)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    spelled = set()
+    for path in (root / "daq").rglob("*.py"):
+        for code in re.findall(r'"((?:capture|identify|session|command|job)\.[a-z_]+'
+                               r'(?:\.\{[a-z_]+\})?)"', path.read_text()):
+            spelled.add(re.sub(r"\{[a-z_]+\}", "<kind>", code))
+    table = (root / "docs" / "mqtt.md").read_text()
+    listed = set(re.findall(r"^\| `([a-z_.<>]+)` \| (?:info|warning|error) \|", table, re.M))
+    assert {"identify.failed", "job.retry", "session.suspended.<kind>"} <= spelled
+    assert spelled <= listed, sorted(spelled - listed)
+
+
 def test_a_schema_rejects_what_breaks_the_contract():
     status = _validator("hilrig.status/1")
     ok = {"schema": "hilrig.status/1", "rig_id": "rig1", "time": "2026-11-22T10:00:00.000Z",
