@@ -94,7 +94,7 @@ class _Queue:
     def __init__(self, weights: np.ndarray, parts: int) -> None:
         self._order = np.argsort(-weights, kind="stable").astype(np.int64)
         # weight from each place in that order to the end
-        self._left = np.cumsum(weights[self._order][::-1])[::-1].tolist() + [0.0]
+        self._left = np.cumsum(weights[self._order][::-1])[::-1].tolist()
         self._share = 2 * parts
         self._next = 0
         self._lock = threading.Lock()
