@@ -48,7 +48,8 @@ def cmd_identify(args: argparse.Namespace) -> int:
             raise UsageError(f"--pooled: rig kind {family} has no pooled identification yet "
                              "(the furuta rig has)")
         return commands.identify_pooled(args, capture)
-    for option, value in (("--hours", args.hours), ("--covariate", args.covariate)):
+    for option, value in (("--hours", args.hours), ("--covariate", args.covariate),
+                          ("--workers", args.workers)):
         if value is not None:
             raise UsageError(f"{option} is for --pooled")
     return commands.identify(args, capture)

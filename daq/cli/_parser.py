@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ._ranges import ANGLE, CAD, DURATION, PUSH, RATE, REST, TILT
+from ._ranges import ANGLE, CAD, DURATION, PUSH, RATE, REST, TILT, WORKERS
 from ._usage import EXIT_USAGE, MAX_OPTION_FILE_BYTES
 
 __all__ = ["build_parser"]
@@ -151,14 +151,19 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
     i.add_argument("--method", default=_default_method(), choices=methods)
     i.add_argument("--json", action="store_true", help="print only the result as JSON")
     i.add_argument("--pooled", action="store_true",
-                   help="identify the files one by one, then put them together: the rig's "
-                        "friction with intervals, and whether it drifted between them")
+                   help="identify the files (side by side on several cores), then put them "
+                        "together: the rig's friction with intervals, and whether it drifted "
+                        "between them")
     i.add_argument("--hours", type=float, nargs="+", metavar="H",
                    help="with --pooled: each file's time in the session, hours (default: "
                         "from the files' recorded times)")
     i.add_argument("--covariate", metavar="NAME",
                    help="with --pooled: the friction's trend in this condition each file "
                         "records (simulate --covariate, e.g. temperature_c) instead of in hours")
+    i.add_argument("--workers", type=int, metavar="N",
+                   help=f"with --pooled: files identified N at a time, in {WORKERS}, each in a "
+                        "process of its own (default: one per core where the files hold a "
+                        "minute of records or more; 1: one after another)")
     _angle_options(i)
     _chain_options(i)
     i.set_defaults(handler="_offline:cmd_identify")

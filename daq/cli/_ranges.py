@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from ._usage import UsageError
 
-__all__ = ["ANGLE", "CAD", "DURATION", "MOST_S", "PUSH", "RATE", "REST", "TILT", "Range",
-           "check_numbers"]
+__all__ = ["ANGLE", "CAD", "DURATION", "MOST_S", "PUSH", "RATE", "REST", "TILT", "WORKERS",
+           "Range", "check_numbers"]
 
 #: the longest capture any settings allow: trigger.max_duration_s (at most 3600 s) after
 #: trigger.pre_trigger_s (at most 10 s), as storage's CaptureLimits counts it
@@ -58,14 +58,16 @@ RATE = Range(100.0, 100_000.0, "Hz")
 PUSH = Range(-20.0, 20.0, "rad/s")
 #: --cad-uncertainty, percent
 CAD = Range(0.0, 100.0, "%", lo_open=True)
+#: identify --pooled --workers: processes side by side, each a few hundred MB
+WORKERS = Range(1.0, 64.0, "processes")
 
-#: each float option of identify, compare and simulate whose range is fixed, by its dest;
+#: each number option of identify, compare and simulate whose range is fixed, by its dest;
 #: --segment-s, --validate and --measured are checked where the record or rig is known
 _OPTIONS: dict[str, tuple[str, Range]] = {
     "tilt": ("--tilt", TILT), "theta0": ("--theta0", ANGLE), "theta1": ("--theta1", ANGLE),
     "angles": ("--angles", ANGLE), "duration": ("--duration", DURATION),
     "rest": ("--rest", REST), "rate": ("--rate", RATE), "push": ("--push", PUSH),
-    "cad_uncertainty": ("--cad-uncertainty", CAD),
+    "cad_uncertainty": ("--cad-uncertainty", CAD), "workers": ("--workers", WORKERS),
 }
 
 

@@ -1,20 +1,21 @@
 """`hilrig identify --rig single A.csv B.csv ... --pooled`: records of one chain rig
-(single, nlink:N) identified one by one, then put together (identify.session
-.pool_results): the joints' friction and the rig's ratios with their intervals, and
-whether the friction drifted between the records."""
+(single, nlink:N) identified side by side (daq.cli._identify_files), then put together
+(identify.session.pool_results): the joints' friction and the rig's ratios with their
+intervals, and whether the friction drifted between the records."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from functools import partial
 
-from hilrig.identify import ChainRig, IdentificationResult, Record, identify_chain
+from hilrig.identify import ChainRig, Record, identify_chain
 from hilrig.identify.methods import Scale
 
 from ...acquisition import Capture, to_record
 from ...storage import capture_csv_time
 from .._capture_files import read_capture_file
-from .._fit_guard import fit_guard
+from .._identify_files import FileFit, identify_files
 from .._pooled_files import (
     PooledFile,
     check_pooled_paths,
@@ -22,7 +23,6 @@ from .._pooled_files import (
     print_pooled,
     session_covariate,
 )
-from .._progress import ProgressBar
 from .._usage import UsageError, settings_of
 
 __all__ = ["identify_pooled_records"]
@@ -63,15 +63,9 @@ def identify_pooled_records(args: argparse.Namespace, first: Capture | None, rig
                                      rig.links))
             files.append(PooledFile(path, capture_csv_time(path), None))
     x, covariate = session_covariate(args, files)
-    results: list[IdentificationResult] = []
-    for k, (path, record) in enumerate(zip(paths, records)):
-        bar = ProgressBar(f"identify {k + 1}/{len(paths)} {path}")
-        try:
-            with fit_guard(path, hint):
-                results.append(identify_chain(record, rig, scale=scale, progress=bar))
-        finally:
-            bar.close()
-    return print_pooled(args, results, x, covariate)
+    fits = [FileFit.of(path, partial(identify_chain, record, rig, scale=scale), hint, record)
+            for path, record in zip(paths, records)]
+    return print_pooled(args, identify_files(fits, args.workers), x, covariate)
 
 
 def _same_tilt(path: str, tilt: float, tilted: tuple[str, float] | None

@@ -1,18 +1,20 @@
-"""`hilrig identify A.h5 B.h5 ... --pooled`: captures of one Furuta rig identified one by one,
-then put together (identify.session.pool_results): the rig's friction and quantities with
-their intervals, and whether the friction drifted between the captures."""
+"""`hilrig identify A.h5 B.h5 ... --pooled`: captures of one Furuta rig identified side by
+side (daq.cli._identify_files), then put together (identify.session.pool_results): the
+rig's friction and quantities with their intervals, and whether the friction drifted
+between the captures."""
 
 from __future__ import annotations
 
 import argparse
+from functools import partial
 
-from hilrig.identify import IdentificationResult, Measurement, identify
+from hilrig.identify import identify
 
 from ...acquisition import Capture
 from ...config import Settings
 from ...storage import capture_csv_time
 from .._capture_files import read_capture_file
-from .._fit_guard import fit_guard
+from .._identify_files import FileFit, identify_files
 from .._pooled_files import (
     PooledFile,
     check_pooled_paths,
@@ -20,7 +22,6 @@ from .._pooled_files import (
     print_pooled,
     session_covariate,
 )
-from .._progress import ProgressBar
 from .._usage import UsageError, settings_of
 from ._measurement import FURUTA_HINT, load_measurement
 
@@ -45,21 +46,12 @@ def identify_pooled_files(args: argparse.Namespace, first: Capture | None) -> in
     files = [PooledFile(path, capture_csv_time(path) if is_csv(path) else c.created_utc,
                         c.covariates) for path, c in zip(paths, captures)]
     x, covariate = session_covariate(args, files)
-    return print_pooled(args, _identify_each(paths, ms), x, covariate)
+    fits = [FileFit.of(path, partial(identify, m, method="shooting"), FURUTA_HINT, m)
+            for path, m in zip(paths, ms)]
+    return print_pooled(args, identify_files(fits, args.workers), x, covariate)
 
 
 def _read(path: str, args: argparse.Namespace, settings: Settings) -> Capture:
     return read_capture_file(path, settings, getattr(args, "unit", None),
                              getattr(args, "zero", None))
 
-
-def _identify_each(paths: list[str], ms: list[Measurement]) -> list[IdentificationResult]:
-    out = []
-    for k, (path, m) in enumerate(zip(paths, ms)):
-        bar = ProgressBar(f"identify {k + 1}/{len(paths)} {path}")
-        try:
-            with fit_guard(path, FURUTA_HINT):
-                out.append(identify(m, method="shooting", progress=bar))
-        finally:
-            bar.close()
-    return out

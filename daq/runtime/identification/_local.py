@@ -15,17 +15,17 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from ._executor import settle_from_thread
 from ._task import IdentifyTask, TaskOutcome, run_task_json, warm_up
 
-__all__ = ["LocalExecutor"]
+__all__ = ["LocalExecutor", "local_processes"]
 
 
 def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
@@ -96,6 +96,56 @@ def _environment(changes: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
+def _initialize(parent: int, then: Callable[..., None] | None, args: tuple[Any, ...]) -> None:
+    _die_with_parent(parent)
+    if then is not None:
+        then(*args)
+
+
+def _new_pool(workers: int, threads: int | None, then: Callable[..., None] | None = None,
+              args: tuple[Any, ...] = ()) -> ProcessPoolExecutor:
+    """`workers` spawned processes, born ignoring Ctrl-C before they import anything (an
+    initializer runs only after the imports, where a Ctrl-C printed a traceback); with
+    `threads`, born with that many for the numerical libraries too (read once, at their
+    import); each leaves when this process is gone, and runs `then(*args)` first."""
+    with _sigint_ignored_by_children(), _environment(_thread_limits(threads)):
+        pool = ProcessPoolExecutor(max_workers=workers,
+                                   mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_initialize, initargs=(os.getpid(), then, args))
+        # a pool spawns a process per task submitted while none is idle: these spawn all
+        # of them here, inside the context
+        for _ in range(workers):
+            pool.submit(warm_up)
+    return pool
+
+
+@contextmanager
+def local_processes(workers: int, threads: int | None = None, *,
+                    initializer: Callable[..., None] | None = None,
+                    initargs: tuple[Any, ...] = ()) -> Iterator[ProcessPoolExecutor]:
+    """A pool of this machine's processes for one command's work, as LocalExecutor's
+    (spawned, born ignoring Ctrl-C, gone with this process; `threads` each, then
+    `initializer(*initargs)`). Left normally, it waits for its work; left by an exception
+    (a Ctrl-C, a file that failed), its queued work is dropped and its processes are
+    stopped at once: a pool only shut down would keep the command alive until each
+    process had finished the fit in hand."""
+    before = set(multiprocessing.active_children())
+    pool = _new_pool(workers, threads, initializer, initargs)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        mine = set(multiprocessing.active_children()) - before
+        for proc in mine:
+            proc.terminate()
+        for proc in mine:  # SIGTERM ends a fit at once, even inside a kernel
+            proc.join(timeout=5.0)
+            if proc.is_alive():
+                proc.kill()
+        raise
+    pool.shutdown(wait=True)
+
+
 class LocalExecutor:
     """`workers` identification processes of this machine (one by default, for a live
     service), each identification on `threads` threads (None: every core, the quickest
@@ -114,15 +164,7 @@ class LocalExecutor:
 
     def start(self) -> None:
         if self._executor is None:
-            # born ignoring Ctrl-C, before it imports anything (an initializer runs only
-            # after the imports, where a Ctrl-C printed a traceback); with `threads`, born
-            # with that many for the numerical libraries too (read once, at their import)
-            with _sigint_ignored_by_children(), _environment(_thread_limits(self.threads)):
-                self._executor = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_die_with_parent, initargs=(os.getpid(),))
-                for _ in range(self.workers):
-                    self._executor.submit(warm_up)
+            self._executor = _new_pool(self.workers, self.threads)
 
     @property
     def capacity(self) -> int:

@@ -33,6 +33,15 @@ def capture(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def long_capture(tmp_path_factory) -> Path:
+    """110 s after a release: a fit of several seconds."""
+    out = tmp_path_factory.mktemp("long") / "long.h5"
+    subprocess.run([*HILRIG, "simulate", "--out", str(out), "--duration", "110", "--rate",
+                    "1000"], check=True, capture_output=True, timeout=120)
+    return out
+
+
 def _interrupted(args: list[str], env: dict[str, str], sig: int, after: str,
                  timeout: float = 60.0) -> subprocess.CompletedProcess:
     """Run hilrig, send `sig` once its stdout or stderr shows `after`, and wait for it."""
@@ -57,10 +66,14 @@ def _interrupted(args: list[str], env: dict[str, str], sig: int, after: str,
     time.sleep(0.5)
     # the whole process group, as a terminal's Ctrl-C reaches every process of the job
     os.killpg(proc.pid, sig)
+    signalled = time.monotonic()
     proc.wait(timeout=timeout)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, "".join(out), "".join(err))
+    done.seconds_after_signal = time.monotonic() - signalled  # type: ignore[attr-defined]
     for r in readers:
         r.join(timeout=10)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(out), "".join(err))
+    done.stdout, done.stderr = "".join(out), "".join(err)
+    return done
 
 
 def _one_line(done: subprocess.CompletedProcess, sig: int) -> None:
@@ -102,16 +115,43 @@ def test_a_live_command_stopped_says_so_in_one_line_and_leaves_whole_files(tmp_p
         read_capture(path)
 
 
-def _kernel_children(cache_dir: Path) -> list[int]:
-    """Processes compiling kernels into `cache_dir` (hilrig's children for the first run)."""
+@pytest.mark.fault(injected="Ctrl-C and SIGTERM while identify --pooled fits files side by "
+                            "side in processes of its own",
+                   expected="one line, exit 130 or 143, no traceback, no process of the pool "
+                            "left fitting")
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_stopped_while_files_are_fitted_side_by_side_says_so_in_one_line(long_capture,
+                                                                         tmp_path, sig):
+    env = _env(tmp_path)
+    done = _interrupted(["identify", *[str(long_capture)] * 3, "--pooled", "--hours", "0", "1",
+                         "2", "--workers", "2"], env, sig, after="multiple shooting")
+    _one_line(done, sig)
+    # at once: each fit in hand had seconds to go (3.3-3.7 s of compute each on this rig's
+    # 2-core machine); a pool only shut down waited for them
+    assert done.seconds_after_signal < 2.5, done.seconds_after_signal
+    marker = env["HILRIG_STORAGE__DIRECTORY"]  # what the pool's processes inherited
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(marker) == []
+
+
+def _processes_with(text: str) -> list[int]:
+    """Processes whose environment holds `text`."""
     pids = []
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and str(cache_dir).encode() in (proc / "environ").read_bytes():
+            if proc.name.isdigit() and text.encode() in (proc / "environ").read_bytes():
                 pids.append(int(proc.name))
         except OSError:
             continue
     return pids
+
+
+def _kernel_children(cache_dir: Path) -> list[int]:
+    """Processes compiling kernels into `cache_dir` (hilrig's children for the first run)."""
+    return _processes_with(str(cache_dir))
 
 
 @pytest.mark.fault(injected="Ctrl-C and SIGTERM while the first run after an install compiles "

@@ -295,6 +295,10 @@ def short_fit(m: Measurement, prior: RigPrior | None = None, *, overlap_s: float
     # short segments first: a rig or friction far from the truth cannot make a phase slip
     # within one second, so the fit finds the right valley (roughly: the next stage refines)
     short = Segments.cut(d, SHORT_SEGMENT_S, overlap_s)
+    if short.count == 0:  # said here: numpy's own words were "need at least one array"
+        n = d.t.size
+        raise ValueError(f"the free motion is too short to fit: {n} sample{'s' * (n != 1)} "
+                         f"at {1 / d.h:g} Hz after the release, the fit needs 2 or more")
     problem = ShootingProblem(d, prior, short, sigma, extras, progress, laws=laws,
                               floor=floor)
     z = np.concatenate([problem.global_start(_friction_start(d, m, omega_t_start,

@@ -1,0 +1,104 @@
+"""`hilrig identify A B ... --pooled` identifies the files side by side where that pays: the
+same answer as one after another, a file whose fit fails is one line naming it with
+nothing left running, and --workers is checked before any file is read."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+
+import pytest
+
+from hilrig.daq.cli._identify_files import MIN_SIDE_BY_SIDE_S, FileFit, side_by_side
+
+from .test_cli import assert_one_line_error, run_main
+
+
+def _fits(*seconds: float) -> list[FileFit]:
+    return [FileFit(f"c{k}.h5", print, "", s) for k, s in enumerate(seconds)]
+
+
+def test_files_go_side_by_side_only_where_they_hold_a_minute_of_records(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert side_by_side(_fits(10, 10, 10)) == 1  # three short captures: the imports cost more
+    assert side_by_side(_fits(35, 35)) == 2  # one per file, at most one per core
+    assert side_by_side(_fits(*[35] * 10)) == 4
+    assert side_by_side(_fits(10, 10, 10), workers=2) == 2  # asked for
+    assert side_by_side(_fits(35, 35), workers=8) == 2
+    assert side_by_side(_fits(35, 35), workers=1) == 1
+    assert sum(f.seconds for f in _fits(30, 30)) >= MIN_SIDE_BY_SIDE_S
+
+
+@pytest.fixture(scope="module")
+def drifting(tmp_path_factory) -> list[str]:
+    """Three 10 s captures of a rig whose pendulum's viscous term rises 5 % an hour."""
+    out = tmp_path_factory.mktemp("side")
+    files = []
+    for hours in (0.0, 4.0, 8.0):
+        path = out / f"c-{hours:g}h.h5"
+        rc, _ = run_main("simulate", "--out", str(path), "--duration", "10", "--drift",
+                         "mu_v1=0.05", "--session-hours", str(hours), "--seed", "3")
+        assert rc == 0
+        files.append(str(path))
+    return files
+
+
+def _answer(out: str) -> dict:
+    doc = json.loads(out)
+    for key in ("compute_seconds", "created_utc"):
+        doc.pop(key)
+    return doc
+
+
+def _children() -> set[int]:
+    return {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+
+
+def test_side_by_side_gives_the_answer_one_after_another_gives(drifting, capsys):
+    before = _children()
+    capsys.readouterr()
+    hours = ["--hours", "0", "4", "8"]
+    rc, out = run_main("identify", *drifting, "--pooled", *hours, "--json", "--workers", "1")
+    assert rc == 0
+    in_turn = _answer(out)
+    rc, out = run_main("identify", *drifting, "--pooled", *hours, "--json", "--workers", "2")
+    assert rc == 0
+    assert _answer(out) == in_turn  # the same fits, to the last digit
+    assert len(in_turn["captures"]) == 3
+    assert _children() <= before  # the pool is gone with the command
+
+
+@pytest.mark.fault(injected="identify --pooled side by side: one file's fit fails in its "
+                            "process (free motion too short to fit)",
+                   expected="one line naming that file, exit 2, no process of the pool "
+                            "left running")
+def test_a_fit_that_fails_side_by_side_is_one_line_naming_its_file(drifting, tmp_path, capfd):
+    short = tmp_path / "short.h5"
+    rc, _ = run_main("simulate", "--out", str(short), "--duration", "0.05")
+    assert rc == 0
+    capfd.readouterr()
+    before = _children()
+    rc, _ = run_main("identify", drifting[0], str(short), "--pooled", "--hours", "0", "1",
+                     "--workers", "2")
+    assert rc == 2
+    err = capfd.readouterr().err
+    # the bar's lines while the processes started, then the one error line
+    assert [line for line in err.splitlines() if line.startswith("hilrig:")] == [
+        f"hilrig: error: {short}: the free motion is too short to fit: 1 sample at 250 Hz "
+        "after the release, the fit needs 2 or more"], err
+    assert "Traceback" not in err
+    assert _children() <= before
+
+
+@pytest.mark.parametrize("workers", ["0", "65"])
+def test_workers_are_checked_before_any_file_is_read(tmp_path, capfd, workers):
+    missing = [str(tmp_path / "a.h5"), str(tmp_path / "b.h5")]  # never read
+    rc, _ = run_main("identify", *missing, "--pooled", "--workers", workers)
+    assert rc == 2
+    assert_one_line_error(capfd, f"--workers must be in [1, 64] processes, got {workers}")
+
+
+def test_workers_are_for_pooled(drifting, capfd):
+    rc, _ = run_main("identify", drifting[0], "--workers", "2")
+    assert rc == 2
+    assert_one_line_error(capfd, "--workers is for --pooled")
