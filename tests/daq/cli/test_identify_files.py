@@ -1,11 +1,19 @@
 """`hilrig identify A B ... --pooled` identifies the files side by side where that pays: the
-same answer as one after another, a file whose fit fails is one line naming it with
-nothing left running, and --workers is checked before any file is read."""
+same answer as one after another, a file whose fit fails (or a process of the pool
+killed) is one line naming it with nothing left running, and --workers is checked
+before any file is read."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +110,67 @@ def test_workers_are_for_pooled(drifting, capfd):
     rc, _ = run_main("identify", drifting[0], "--workers", "2")
     assert rc == 2
     assert_one_line_error(capfd, "--workers is for --pooled")
+
+
+@pytest.fixture(scope="module")
+def long_capture(tmp_path_factory) -> Path:
+    """110 s after a release: a fit of several seconds."""
+    out = tmp_path_factory.mktemp("long") / "long.h5"
+    rc, _ = run_main("simulate", "--out", str(out), "--duration", "110", "--rate", "1000")
+    assert rc == 0
+    return out
+
+
+def _pool_processes(marker: str) -> list[int]:
+    """The processes whose environment holds `marker` (what the command's pool inherited)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker.encode() in (proc / "environ").read_bytes():
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.fault(injected="identify --pooled side by side: a process of its pool killed "
+                            "(kill -9, as the OOM killer does) mid-fit",
+                   expected="one line naming the files still to do and what to try, exit 1, "
+                            "no traceback, no process of the pool left")
+@pytest.mark.timeout(300)
+def test_a_pool_process_killed_mid_fit_is_one_line_naming_the_files_left(long_capture,
+                                                                          tmp_path):
+    marker = str(tmp_path / "marker")
+    env = dict(os.environ, HILRIG_TEST_MARKER=marker)
+    proc = subprocess.Popen([sys.executable, "-m", "hilrig", "identify",
+                             *[str(long_capture)] * 3, "--pooled", "--hours", "0", "1", "2",
+                             "--workers", "2"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    err_lines: list[str] = []
+    reader = threading.Thread(target=lambda: err_lines.extend(iter(proc.stderr.readline, "")),
+                              daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            "multiple shooting" in x for x in err_lines):
+        time.sleep(0.05)
+    # the pool's processes (not the queue's resource tracker): the command's children
+    # that multiprocessing spawned to run work
+    workers = [p for p in _pool_processes(marker)
+               if f"PPid:\t{proc.pid}\n" in Path(f"/proc/{p}/status").read_text()
+               and b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    assert len(workers) == 2, (workers, err_lines)
+    os.kill(workers[0], signal.SIGKILL)  # mid-fit
+    assert proc.stdout.read() == ""  # no answer printed
+    proc.wait(timeout=120)
+    reader.join(timeout=10)
+    err = "".join(err_lines)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err, err
+    (line,) = [x for x in err.splitlines() if x.startswith("hilrig:")]
+    assert line.startswith("hilrig: error: an identification process died (out of memory?)")
+    assert str(long_capture) in line and "--workers 1" in line
+    deadline = time.monotonic() + 10
+    while _pool_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _pool_processes(marker) == []
