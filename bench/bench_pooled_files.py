@@ -55,7 +55,8 @@ def _run(paths: list[str], workers: str | None) -> tuple[float, dict, float]:
                            "--json", *extra], capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if done.returncode != 0:
-        raise SystemExit(f"bench_pooled_files: {done.stderr.strip().splitlines()[-1]}")
+        said = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        raise SystemExit(f"bench_pooled_files: {said[-1]}")
     return wall, _answer(done.stdout), json.loads(done.stdout)["compute_seconds"]
 
 

@@ -12,5 +12,7 @@ Subpackages, from the bottom layer up (each imports only those below it):
   beside the runtime, on storage and acquisition;
 - `daq.cli`: the `hilrig` command; the only place that builds concrete sources.
 
+Below them all, `daq.processes`: pools of this machine's processes (standard library only).
+
 Importing `daq` imports none of them.
 """

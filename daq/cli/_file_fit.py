@@ -1,12 +1,15 @@
 """One file's identification as it runs in a pool's process (daq.cli._identify_files).
 
 Kept apart from the pool's side so that a process of the pool imports only this, the fit
-guard and what the fit itself needs, not the service's runtime (about a second less for
-each process to start).
+guard and what the fit itself needs. The fit reaches the process as a file the command
+wrote (a 35 s capture pickles to 8.5 MB): through the pool's pipe, a process stopped
+before it had read its task left the pipe's writer blocked, and on Python 3.11 releases
+before 3.11.5 (gh-94777) the command then never exited.
 """
 
 from __future__ import annotations
 
+import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,19 +41,22 @@ class _Sampled(Protocol):
 class FileFit:
     """One file's identification: `fit(progress=...)` gives its result (picklable: a
     functools.partial of a public function, since it may run in another process);
-    `hint` says what to try where the fit fails (fit_guard); `seconds` of record."""
+    `hint` says what to try where the fit fails (fit_guard); `seconds` of record; the
+    rig `family` whose kernels it needs (identify.model.ensure_compiled)."""
 
     path: str
     fit: Callable[..., IdentificationResult]
     hint: str
     seconds: float
+    family: str
 
     @classmethod
     def of(cls, path: str, fit: Callable[..., IdentificationResult], hint: str,
-           record: _Sampled) -> Self:
+           record: _Sampled, family: str) -> Self:
         """The fit of `record`, read from `path`."""
         return cls(path, fit, hint,
-                   float(record.sample_index[-1] - record.sample_index[0]) / record.rate_hz)
+                   float(record.sample_index[-1] - record.sample_index[0]) / record.rate_hz,
+                   family)
 
 
 _reports: Any = None  # the queue this process reports progress on (keep_queue)
@@ -75,10 +81,12 @@ def _reporter(k: int) -> Progress:
     return report
 
 
-def fit_in_pool(k: int, f: FileFit) -> tuple[IdentificationResult, float]:
-    """File k's result and its wall seconds; a failed fit raises fit_guard's one line,
-    which travels back to the command."""
+def fit_in_pool(k: int, kept: str) -> tuple[IdentificationResult, float]:
+    """File k's result (its FileFit pickled at `kept`) and its wall seconds; a failed fit
+    raises fit_guard's one line, which travels back to the command."""
     t0 = time.perf_counter()
+    with open(kept, "rb") as stream:
+        f: FileFit = pickle.load(stream)
     with fit_guard(f.path, f.hint):
         result = f.fit(progress=_reporter(k))
     return result, time.perf_counter() - t0

@@ -1,27 +1,30 @@
 """Files of one rig identified side by side: `hilrig identify A B ... --pooled`.
 
 A night's captures are independent fits; on a machine of several cores they run side by
-side in processes of this machine (daq.runtime.local_processes: spawned, born ignoring
+side in processes of this machine (daq.processes.local_processes: spawned, born ignoring
 Ctrl-C, gone with this process), the cores shared out between them. Each process costs
-about 2 s to start (its imports), so files that hold less than MIN_SIDE_BY_SIDE_S of
+about 1.5 s to start (its imports), so files that hold less than MIN_SIDE_BY_SIDE_S of
 records in all are identified one after another in this process, as is everything on
 one core. Progress comes back on a queue and shows as one bar, with a line as each file
-is done; a file whose fit fails ends the command with its one line, the others stopped.
+starts and ends; a file whose fit fails ends the command with its one line, the others stopped.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import queue
+import tempfile
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from hilrig.identify import IdentificationResult
+from hilrig.identify.model import ensure_compiled
 
-from ..runtime import local_processes
+from ..processes import local_processes
 from ._file_fit import FileFit, fit_in_pool, keep_queue
 from ._fit_guard import fit_guard
 from ._progress import ProgressBar
@@ -29,10 +32,13 @@ from ._usage import FitFailed
 
 __all__ = ["FileFit", "MIN_SIDE_BY_SIDE_S", "identify_files", "side_by_side"]
 
-#: seconds of records in all below which files are identified one after another: on 2
-#: cores, 3 captures of 10 s took 5.6 s side by side against 3.4 s in turn, 10 of 35 s
-#: 43-56 s against 59-66 s
-MIN_SIDE_BY_SIDE_S = 60.0
+#: seconds of records in all below which files are identified one after another, on 2
+#: cores (bench/bench_pooled_files.py and by hand, side by side against in turn): 10
+#: realistic captures of 35 s 0.73 of the wall time; plain simulated ones, whose fits use
+#: both threads well, 8 of 35 s 10.0-10.2 against 10.3-10.4 s, 4 8.1 against 7.3-7.9 s,
+#: 2 6.4-7.4 against 4.7-4.9 s (each process imports numpy, scipy, numba and the
+#: estimator again: about 1.5 s)
+MIN_SIDE_BY_SIDE_S = 150.0
 
 
 def side_by_side(fits: Sequence[FileFit], workers: int | None = None) -> int:
@@ -72,36 +78,56 @@ def _in_pool(fits: Sequence[FileFit], workers: int, threads: int
     fractions = [0.0] * n
     results: list[IdentificationResult | None] = [None] * n
     try:
-        with local_processes(workers, threads, initializer=keep_queue,
-                             initargs=(reports,)) as pool:
-            running: dict[Future[tuple[IdentificationResult, float]], int] = {
-                pool.submit(fit_in_pool, k, f): k for k, f in enumerate(fits)}
+        # here, not in each process: a Ctrl-C stops the compiling children here (the
+        # pool's processes, stopped by SIGTERM, left theirs compiling on)
+        for family in sorted({f.family for f in fits}):
+            ensure_compiled(family, lambda _f, message: bar(0.0, message))
+        with tempfile.TemporaryDirectory(prefix="hilrig-files-") as tmp, local_processes(
+                workers, threads, initializer=keep_queue, initargs=(reports,)) as pool:
+            running: dict[Future[tuple[IdentificationResult, float]], int] = {}
+            for k, f in enumerate(fits):
+                kept = os.path.join(tmp, f"{k}.pickle")
+                with open(kept, "wb") as stream:
+                    pickle.dump(f, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                running[pool.submit(fit_in_pool, k, kept)] = k
             latest = ""
             while running:
                 done, _ = wait(running, timeout=0.1, return_when=FIRST_COMPLETED)
-                latest = _drain(reports, fits, fractions) or latest
+                started, news = _drain(reports, fits, fractions)
+                latest = news or latest
+                for k in started:
+                    _say(bar, f"identify {k + 1}/{n} {fits[k].path}: fitting")
                 for future in done:
                     k = running.pop(future)
                     results[k], seconds = _result(future, k, fits, running)
                     fractions[k] = 1.0
                     _say(bar, f"identify {k + 1}/{n} {fits[k].path}: done in {seconds:.1f} s")
                 finished = n - len(running)
-                bar(sum(fractions) / n, f"{finished}/{n} done{'; ' + latest if latest else ''}")
+                # piped, the bar writes a line when its message changes: the counts only
+                detail = f"; {latest}" if latest and bar.tty else ""
+                bar(sum(fractions) / n, f"{finished}/{n} done{detail}")
     finally:
         bar.close()
         reports.close()
-    return [r for r in results if r is not None]
+    kept_all = [r for r in results if r is not None]
+    assert len(kept_all) == n  # every future ended with a result or raised
+    return kept_all
 
 
-def _drain(reports: Any, fits: Sequence[FileFit], fractions: list[float]) -> str:
-    """Progress reported since the last look: each file's fraction; the latest message."""
+def _drain(reports: Any, fits: Sequence[FileFit], fractions: list[float]
+           ) -> tuple[list[int], str]:
+    """Progress reported since the last look: each file's fraction; the files that
+    reported for the first time, and the latest message."""
+    started: list[int] = []
     latest = ""
     while True:
         try:
             k, fraction, message = reports.get_nowait()
         except queue.Empty:
-            return latest
-        fractions[k] = max(fractions[k], min(1.0, float(fraction)))
+            return started, latest
+        if fractions[k] == 0.0 and k not in started:
+            started.append(k)
+        fractions[k] = max(fractions[k], min(1.0, float(fraction)), 1e-9)
         latest = f"{os.path.basename(fits[k].path)}: {message}"
 
 
@@ -111,8 +137,10 @@ def _result(future: Future[tuple[IdentificationResult, float]], k: int,
     try:
         return future.result()
     except BrokenProcessPool:
-        # the OOM killer or a crash in native code: the files still in hand are named
-        names = ", ".join(fits[j].path for j in sorted([k, *running.values()]))
+        # the OOM killer or a crash in native code: the files not done are named
+        left = [j for f, j in running.items()
+                if not (f.done() and not f.cancelled() and f.exception() is None)]
+        names = ", ".join(fits[j].path for j in sorted([k, *left]))
         raise FitFailed(f"an identification process died (out of memory?) with {names} "
                         "still to do; identify them one at a time (--workers 1)") from None
 

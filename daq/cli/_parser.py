@@ -162,8 +162,8 @@ def _offline_commands(sub: Any, methods: list[str]) -> None:
                         "records (simulate --covariate, e.g. temperature_c) instead of in hours")
     i.add_argument("--workers", type=int, metavar="N",
                    help=f"with --pooled: files identified N at a time, in {WORKERS}, each in a "
-                        "process of its own (default: one per core where the files hold a "
-                        "minute of records or more; 1: one after another)")
+                        "process of its own (default: one per core where the files hold 150 s "
+                        "of records or more; 1: one after another)")
     _angle_options(i)
     _chain_options(i)
     i.set_defaults(handler="_offline:cmd_identify")

@@ -43,7 +43,6 @@ from .identification import (
     Reidentifier,
     WorkerExecutor,
     identify_capture,
-    local_processes,
     result_line,
     run_worker,
 )
@@ -57,7 +56,6 @@ __all__ = [
     "Reidentified", "Reidentifier", "ReleaseUnavailable", "Releaser", "RigDaemon", "RunCore",
     "RunReport", "SessionConditions", "SessionPlan", "SessionRun", "SimReleaser",
     "SuspenderWatch", "Verdict", "capture_statistics", "identify_capture", "load_plan",
-    "local_processes",
     "new_session_id", "parse_plan", "releaser_for", "result_line", "rss_mb", "run_worker",
     "session_progress", "stored_plan",
 ]

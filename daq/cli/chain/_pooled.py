@@ -63,7 +63,8 @@ def identify_pooled_records(args: argparse.Namespace, first: Capture | None, rig
                                      rig.links))
             files.append(PooledFile(path, capture_csv_time(path), None))
     x, covariate = session_covariate(args, files)
-    fits = [FileFit.of(path, partial(identify_chain, record, rig, scale=scale), hint, record)
+    fits = [FileFit.of(path, partial(identify_chain, record, rig, scale=scale), hint, record,
+                       "chain")
             for path, record in zip(paths, records)]
     return print_pooled(args, identify_files(fits, args.workers), x, covariate)
 

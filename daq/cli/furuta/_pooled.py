@@ -46,7 +46,8 @@ def identify_pooled_files(args: argparse.Namespace, first: Capture | None) -> in
     files = [PooledFile(path, capture_csv_time(path) if is_csv(path) else c.created_utc,
                         c.covariates) for path, c in zip(paths, captures)]
     x, covariate = session_covariate(args, files)
-    fits = [FileFit.of(path, partial(identify, m, method="shooting"), FURUTA_HINT, m)
+    fits = [FileFit.of(path, partial(identify, m, method="shooting"), FURUTA_HINT, m,
+                       "furuta")
             for path, m in zip(paths, ms)]
     return print_pooled(args, identify_files(fits, args.workers), x, covariate)
 

@@ -4,8 +4,7 @@
 - `IdentifyTask`, `TaskOutcome`, `run_task`: one piece of work as it travels, what comes
   back (a result with its provenance, or the reason it failed);
 - `IdentificationExecutor` (submit, `completed`, cancel through the future) and its
-  backends: `LocalExecutor` (this machine's processes; `local_processes` for a
-  command's own pool of them), `WorkerExecutor` (the
+  backends: `LocalExecutor` (this machine's processes), `WorkerExecutor` (the
   `hilrig worker` processes over MQTT), `DaskExecutor` (a Dask cluster: local, a
   scheduler's address, SLURM or PBS);
 - `Campaign`: a selection of archived captures identified again, idempotent, resumable,
@@ -19,7 +18,7 @@ from ._campaign import Campaign, CampaignProgress, CampaignTask, Selection, sele
 from ._capture_identify import identify_capture
 from ._dask import ClusterError, ClusterSpec, DaskExecutor, jobqueue_cluster, parse_cluster
 from ._executor import IdentificationExecutor, completed, identified
-from ._local import LocalExecutor, local_processes
+from ._local import LocalExecutor
 from ._offload import NOTICE_S, WorkerExecutor
 from ._order import longest_first
 from ._reidentify import (
@@ -47,6 +46,6 @@ __all__ = [
     "NOTICE_S", "ArchiveError", "CaptureArchive", "CatalogArchive", "DirectoryArchive",
     "IdentificationExecutor", "IdentificationFailed", "IdentifyTask", "LocalExecutor",
     "Provenance", "Reidentified", "Reidentifier", "TaskOutcome", "WorkerExecutor",
-    "completed", "identified", "identify_capture", "local_processes", "longest_first",
+    "completed", "identified", "identify_capture", "longest_first",
     "result_line", "run_task", "run_task_json", "run_worker",
 ]

@@ -3,63 +3,23 @@
 Each process reads the capture file exactly as offline `hilrig identify FILE` does.
 Processes are spawned (no inherited event loop or sockets), born ignoring a terminal's
 Ctrl-C (the service decides what one means), and leave when the process that started
-them is gone.
+them is gone (daq.processes).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
-import os
-import signal
-import threading
-import time
-from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
+from ...processes import new_pool
 from ._executor import settle_from_thread
 from ._task import IdentifyTask, TaskOutcome, run_task_json, warm_up
 
-__all__ = ["LocalExecutor", "local_processes"]
-
-
-def _die_with_parent(parent: int, period_s: float = 0.5) -> None:
-    """In the identification process: leave as soon as the service that started it is
-    gone (a kill -9 leaves no one to shut the pool down; an orphan would live for ever
-    with its few hundred MB). A terminal's Ctrl-C reaches every process of the job: the
-    service decides what it means, so this process ignores it (no second traceback)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(period_s)
-        os._exit(0)  # adopted by another process: the service is gone
-
-    threading.Thread(target=watch, name="hilrig-parent-watch", daemon=True).start()
-
-
-@contextmanager
-def _sigint_ignored_by_children() -> Iterator[None]:
-    """Processes started inside ignore SIGINT from birth (an ignored disposition survives
-    exec); the main thread loses none: SIGINT is blocked in it meanwhile, and Linux keeps
-    a blocked signal pending even while it is ignored, so it is delivered when the handler
-    is back. (One the kernel hands to another thread in these milliseconds is ignored.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield  # signal dispositions belong to the main thread: the initializer still ignores it
-        return
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    old_handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old_handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-
+__all__ = ["LocalExecutor"]
 
 log = logging.getLogger("hilrig.service")
 
@@ -72,78 +32,6 @@ def _settle(loop: asyncio.AbstractEventLoop, done: Future[str],
     else:
         settle_from_thread(loop, out, error=done.exception(),
                            outcome_json=None if done.exception() else done.result())
-
-
-def _thread_limits(threads: int | None) -> dict[str, str]:
-    if threads is None:
-        return {}
-    return {name: str(threads) for name in ("HILRIG_THREADS", "OMP_NUM_THREADS",
-                                            "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-
-
-@contextmanager
-def _environment(changes: dict[str, str]) -> Iterator[None]:
-    """`changes` in the environment the processes started inside inherit, then undone."""
-    old = {name: os.environ.get(name) for name in changes}
-    os.environ.update(changes)
-    try:
-        yield
-    finally:
-        for name, value in old.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def _initialize(parent: int, then: Callable[..., None] | None, args: tuple[Any, ...]) -> None:
-    _die_with_parent(parent)
-    if then is not None:
-        then(*args)
-
-
-def _new_pool(workers: int, threads: int | None, then: Callable[..., None] | None = None,
-              args: tuple[Any, ...] = ()) -> ProcessPoolExecutor:
-    """`workers` spawned processes, born ignoring Ctrl-C before they import anything (an
-    initializer runs only after the imports, where a Ctrl-C printed a traceback); with
-    `threads`, born with that many for the numerical libraries too (read once, at their
-    import); each leaves when this process is gone, and runs `then(*args)` first."""
-    with _sigint_ignored_by_children(), _environment(_thread_limits(threads)):
-        pool = ProcessPoolExecutor(max_workers=workers,
-                                   mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_initialize, initargs=(os.getpid(), then, args))
-        # a pool spawns a process per task submitted while none is idle: these spawn all
-        # of them here, inside the context
-        for _ in range(workers):
-            pool.submit(warm_up)
-    return pool
-
-
-@contextmanager
-def local_processes(workers: int, threads: int | None = None, *,
-                    initializer: Callable[..., None] | None = None,
-                    initargs: tuple[Any, ...] = ()) -> Iterator[ProcessPoolExecutor]:
-    """A pool of this machine's processes for one command's work, as LocalExecutor's
-    (spawned, born ignoring Ctrl-C, gone with this process; `threads` each, then
-    `initializer(*initargs)`). Left normally, it waits for its work; left by an exception
-    (a Ctrl-C, a file that failed), its queued work is dropped and its processes are
-    stopped at once: a pool only shut down would keep the command alive until each
-    process had finished the fit in hand."""
-    before = set(multiprocessing.active_children())
-    pool = _new_pool(workers, threads, initializer, initargs)
-    try:
-        yield pool
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        mine = set(multiprocessing.active_children()) - before
-        for proc in mine:
-            proc.terminate()
-        for proc in mine:  # SIGTERM ends a fit at once, even inside a kernel
-            proc.join(timeout=5.0)
-            if proc.is_alive():
-                proc.kill()
-        raise
-    pool.shutdown(wait=True)
 
 
 class LocalExecutor:
@@ -164,7 +52,11 @@ class LocalExecutor:
 
     def start(self) -> None:
         if self._executor is None:
-            self._executor = _new_pool(self.workers, self.threads)
+            # spawned and born ignoring Ctrl-C (daq.processes); then each imports what
+            # identification needs while the rig is still held
+            self._executor = new_pool(self.workers, self.threads)
+            for _ in range(self.workers):
+                self._executor.submit(warm_up)
 
     @property
     def capacity(self) -> int:

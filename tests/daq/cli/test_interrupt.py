@@ -43,8 +43,10 @@ def long_capture(tmp_path_factory) -> Path:
 
 
 def _interrupted(args: list[str], env: dict[str, str], sig: int, after: str,
-                 timeout: float = 60.0) -> subprocess.CompletedProcess:
-    """Run hilrig, send `sig` once its stdout or stderr shows `after`, and wait for it."""
+                 timeout: float = 60.0, group: bool = True) -> subprocess.CompletedProcess:
+    """Run hilrig, send `sig` once its stdout or stderr shows `after` (to its whole process
+    group, as a terminal does, or with `group` False to hilrig alone, as `kill PID`
+    does), and wait for it."""
     proc = subprocess.Popen([*HILRIG, *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     out: list[str] = []
@@ -65,7 +67,7 @@ def _interrupted(args: list[str], env: dict[str, str], sig: int, after: str,
     assert after in "".join(out + err), f"never saw {after!r}: {''.join(out + err)[-2000:]}"
     time.sleep(0.5)
     # the whole process group, as a terminal's Ctrl-C reaches every process of the job
-    os.killpg(proc.pid, sig)
+    os.killpg(proc.pid, sig) if group else os.kill(proc.pid, sig)
     signalled = time.monotonic()
     proc.wait(timeout=timeout)
     done = subprocess.CompletedProcess(proc.args, proc.returncode, "".join(out), "".join(err))
@@ -124,9 +126,13 @@ def test_a_live_command_stopped_says_so_in_one_line_and_leaves_whole_files(tmp_p
 def test_stopped_while_files_are_fitted_side_by_side_says_so_in_one_line(long_capture,
                                                                          tmp_path, sig):
     env = _env(tmp_path)
+    # SIGTERM to hilrig alone (a service manager's stop): its pool's processes do not
+    # get it, hilrig must stop them; a Ctrl-C reaches them all, and they ignore it
     done = _interrupted(["identify", *[str(long_capture)] * 3, "--pooled", "--hours", "0", "1",
-                         "2", "--workers", "2"], env, sig, after="multiple shooting")
+                         "2", "--workers", "2"], env, sig, after=": fitting",
+                        group=sig == signal.SIGINT)
     _one_line(done, sig)
+    assert "identify 3 files, 2 at a time" in done.stderr  # side by side
     # at once: each fit in hand had seconds to go (3.3-3.7 s of compute each on this rig's
     # 2-core machine); a pool only shut down waited for them
     assert done.seconds_after_signal < 2.5, done.seconds_after_signal
@@ -155,15 +161,19 @@ def _kernel_children(cache_dir: Path) -> list[int]:
 
 
 @pytest.mark.fault(injected="Ctrl-C and SIGTERM while the first run after an install compiles "
-                            "the estimator's kernels",
+                            "the estimator's kernels (one file, and files side by side)",
                    expected="one line, exit 130 or 143, no numba traceback, no compiling "
-                            "process left behind (was a 63-line numba traceback)")
+                            "process left behind (was a 63-line numba traceback; side by "
+                            "side, the pool's processes had left theirs compiling)")
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_stopped_while_compiling_says_so_in_one_line(capture, tmp_path, sig):
+@pytest.mark.parametrize("pooled", [False, True])
+def test_stopped_while_compiling_says_so_in_one_line(capture, tmp_path, sig, pooled):
     cache = tmp_path / "numba-cache"  # empty: as the first run after an install
     env = dict(_env(tmp_path), NUMBA_CACHE_DIR=str(cache))
-    done = _interrupted(["identify", str(capture)], env, sig,
+    files = [str(capture)] * (2 if pooled else 1)
+    extra = ["--pooled", "--hours", "0", "1", "--workers", "2"] if pooled else []
+    done = _interrupted(["identify", *files, *extra], env, sig,
                         after="compiling the estimator's kernels")
     _one_line(done, sig)
     assert "Exception ignored" not in done.stderr, done.stderr[-3000:]
