@@ -21,6 +21,7 @@ from hilrig.daq.cli._identify_files import FileFit, side_by_side
 
 from ..processes.test_pool import still_running
 from .test_cli import assert_one_line_error, run_main
+from .test_interrupt import processes_with
 
 
 def _fits(*seconds: float) -> list[FileFit]:
@@ -123,18 +124,6 @@ def long_capture(tmp_path_factory) -> Path:
     return out
 
 
-def _pool_processes(marker: str) -> list[int]:
-    """The processes whose environment holds `marker` (what the command's pool inherited)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and marker.encode() in (proc / "environ").read_bytes():
-                pids.append(int(proc.name))
-        except OSError:
-            continue
-    return pids
-
-
 @pytest.mark.fault(injected="identify --pooled side by side: a process of its pool killed "
                             "(kill -9, as the OOM killer does) mid-fit",
                    expected="one line naming the files still to do and what to try, exit 1, "
@@ -158,7 +147,7 @@ def test_a_pool_process_killed_mid_fit_is_one_line_naming_the_files_left(long_ca
         time.sleep(0.05)
     # the pool's processes (not the queue's resource tracker): the command's children
     # that multiprocessing spawned to run work
-    workers = [p for p in _pool_processes(marker)
+    workers = [p for p in processes_with(marker)
                if f"PPid:\t{proc.pid}\n" in Path(f"/proc/{p}/status").read_text()
                and b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
     assert len(workers) == 2, (workers, err_lines)
@@ -173,6 +162,6 @@ def test_a_pool_process_killed_mid_fit_is_one_line_naming_the_files_left(long_ca
     assert line.startswith("hilrig: error: an identification process died (out of memory?)")
     assert str(long_capture) in line and "--workers 1" in line
     deadline = time.monotonic() + 10
-    while _pool_processes(marker) and time.monotonic() < deadline:
+    while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _pool_processes(marker) == []
+    assert processes_with(marker) == []

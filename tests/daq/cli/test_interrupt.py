@@ -138,12 +138,12 @@ def test_stopped_while_files_are_fitted_side_by_side_says_so_in_one_line(long_ca
     assert done.seconds_after_signal < 2.5, done.seconds_after_signal
     marker = env["HILRIG_STORAGE__DIRECTORY"]  # what the pool's processes inherited
     deadline = time.monotonic() + 10
-    while _processes_with(marker) and time.monotonic() < deadline:
+    while processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_with(marker) == []
+    assert processes_with(marker) == []
 
 
-def _processes_with(text: str) -> list[int]:
+def processes_with(text: str) -> list[int]:
     """Processes whose environment holds `text`."""
     pids = []
     for proc in Path("/proc").iterdir():
@@ -157,7 +157,7 @@ def _processes_with(text: str) -> list[int]:
 
 def _kernel_children(cache_dir: Path) -> list[int]:
     """Processes compiling kernels into `cache_dir` (hilrig's children for the first run)."""
-    return _processes_with(str(cache_dir))
+    return processes_with(str(cache_dir))
 
 
 @pytest.mark.fault(injected="Ctrl-C and SIGTERM while the first run after an install compiles "
