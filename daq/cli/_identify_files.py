@@ -76,6 +76,7 @@ def _in_pool(fits: Sequence[FileFit], workers: int, threads: int
     reports = multiprocessing.get_context("spawn").Queue()
     bar = ProgressBar(f"identify {n} files, {workers} at a time")
     fractions = [0.0] * n
+    seen: set[int] = set()  # the files whose process has reported
     results: list[IdentificationResult | None] = [None] * n
     try:
         # here, not in each process: a Ctrl-C stops the compiling children here (the
@@ -93,10 +94,12 @@ def _in_pool(fits: Sequence[FileFit], workers: int, threads: int
             latest = ""
             while running:
                 done, _ = wait(running, timeout=0.1, return_when=FIRST_COMPLETED)
-                started, news = _drain(reports, fits, fractions)
-                latest = news or latest
-                for k in started:
-                    _say(bar, f"identify {k + 1}/{n} {fits[k].path}: fitting")
+                for k, fraction, message in _drained(reports):
+                    if k not in seen:
+                        seen.add(k)
+                        _say(bar, f"identify {k + 1}/{n} {fits[k].path}: fitting")
+                    fractions[k] = max(fractions[k], min(1.0, fraction))
+                    latest = f"{os.path.basename(fits[k].path)}: {message}"
                 for future in done:
                     k = running.pop(future)
                     results[k], seconds = _result(future, k, fits, running)
@@ -114,21 +117,15 @@ def _in_pool(fits: Sequence[FileFit], workers: int, threads: int
     return kept_all
 
 
-def _drain(reports: Any, fits: Sequence[FileFit], fractions: list[float]
-           ) -> tuple[list[int], str]:
-    """Progress reported since the last look: each file's fraction; the files that
-    reported for the first time, and the latest message."""
-    started: list[int] = []
-    latest = ""
+def _drained(reports: Any) -> list[tuple[int, float, str]]:
+    """What the processes reported since the last look: (file, fraction, message)."""
+    out: list[tuple[int, float, str]] = []
     while True:
         try:
             k, fraction, message = reports.get_nowait()
         except queue.Empty:
-            return started, latest
-        if fractions[k] == 0.0 and k not in started:
-            started.append(k)
-        fractions[k] = max(fractions[k], min(1.0, float(fraction)), 1e-9)
-        latest = f"{os.path.basename(fits[k].path)}: {message}"
+            return out
+        out.append((int(k), float(fraction), str(message)))
 
 
 def _result(future: Future[tuple[IdentificationResult, float]], k: int,

@@ -115,15 +115,6 @@ def test_workers_are_for_pooled(drifting, capfd):
     assert_one_line_error(capfd, "--workers is for --pooled")
 
 
-@pytest.fixture(scope="module")
-def long_capture(tmp_path_factory) -> Path:
-    """110 s after a release: a fit of several seconds."""
-    out = tmp_path_factory.mktemp("long") / "long.h5"
-    rc, _ = run_main("simulate", "--out", str(out), "--duration", "110", "--rate", "1000")
-    assert rc == 0
-    return out
-
-
 @pytest.mark.fault(injected="identify --pooled side by side: a process of its pool killed "
                             "(kill -9, as the OOM killer does) mid-fit",
                    expected="one line naming the files still to do and what to try, exit 1, "

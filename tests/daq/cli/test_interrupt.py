@@ -33,15 +33,6 @@ def capture(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def long_capture(tmp_path_factory) -> Path:
-    """110 s after a release: a fit of several seconds."""
-    out = tmp_path_factory.mktemp("long") / "long.h5"
-    subprocess.run([*HILRIG, "simulate", "--out", str(out), "--duration", "110", "--rate",
-                    "1000"], check=True, capture_output=True, timeout=120)
-    return out
-
-
 def _interrupted(args: list[str], env: dict[str, str], sig: int, after: str,
                  timeout: float = 60.0, group: bool = True) -> subprocess.CompletedProcess:
     """Run hilrig, send `sig` once its stdout or stderr shows `after` (to its whole process
