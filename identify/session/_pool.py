@@ -47,7 +47,7 @@ from ..results import (
     percent,
     percent_interval,
 )
-from ._meta import Departure, Line, Mean, departures, line, mean
+from ._meta import Departure, Line, Mean, departures, line, mean, relative_line
 
 __all__ = ["ESTIMATED_WIDENING", "LEVEL", "MIN_CHANGE", "MIN_TESTED", "pool_results"]
 
@@ -163,9 +163,9 @@ def _analyse(results: Sequence[IdentificationResult], x: np.ndarray, rows: np.nd
         if v is None or v.rows.size < MIN_TESTED:
             continue
         xs = x[rows][v.rows]
-        fit = line(v.y, v.own, xs - xs.mean(), v.common)
+        fit = (relative_line if v.log else line)(v.y, v.own, xs - xs.mean(), v.common)
         out.lines[name] = fit
-        change = math.expm1(abs(fit.slope) * float(np.ptp(xs))) if v.log else math.inf
+        change = abs(fit.slope) * float(np.ptp(xs)) if v.log else math.inf
         out.moved[name] = fit.p_slope < LEVEL / len(levels) and change >= MIN_CHANGE
         for d in departures(v.y, v.own, xs):
             found.setdefault(int(v.rows[d.index]), {})[name] = d
@@ -295,9 +295,10 @@ def _report(a: _Analysis, rs: Sequence[IdentificationResult], xs: np.ndarray) ->
         if math.isnan(fit.slope_se):
             continue
         lo, hi = fit.slope_interval()
-        # the line is in the log of the level: per unit, as a fraction of the level
+        # the line through the level's values, its slope a fraction of the level at the
+        # covariate's mean (relative_line)
         slopes[name] = LevelSlope(per_unit=fit.slope, df=fit.df, ci95=(lo, hi),
-                                  over_session=math.expm1(fit.slope * span),
+                                  over_session=fit.slope * span,
                                   p_value=fit.p_slope, moved=a.moved[name])
     stand = [Standout(capture_id=rs[i].capture_id or f"capture {i}", p_value=p, departure=d)
              for i, p, d in a.standouts]
