@@ -204,6 +204,13 @@ def test_a_session_watched_in_a_browser_through_a_broker_crash(secured_broker, b
                            "p.dataset.band]))")
         assert all(bands[n] in ("flat", "trend") for n in ("mu_d0", "mu_v0", "mu_d1", "mu_v1")), \
             bands
+        # a trend's band is the session's line through the level's values: 3.6 %/h of the
+        # level at the mean time is +36 % ten hours after it, -36 % ten hours before
+        scale = fresh.evaluate(
+            "async () => { const m = await import('./js/trend.js'); const b = {perHour: 0.036, "
+            "mid: 0}; return [m.bandScale(b, 36000), m.bandScale(b, -36000), "
+            "m.bandScale({perHour: 0, mid: 0}, 36000)]; }")
+        assert scale == pytest.approx([1.36, 0.64, 1.0])
         # the trend leaves as a CSV (a row per capture and parameter) and as a PNG
         with fresh.expect_download() as csv_download:
             fresh.click("#export-csv")

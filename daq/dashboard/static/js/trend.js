@@ -195,8 +195,17 @@ function bandFor(answer, name, mid) {
   if (typeof lo !== "number" || typeof hi !== "number") return null;
   const slope = ((answer.drift || {}).slopes || {})[name];
   const moved = answer.verdict === "drift" && slope && slope.moved && mid !== null;
-  // the slope is of the level's log, per hour: the band follows exp(b (t - mid))
+  // the trend is a line through the level's values, its slope a fraction of the level at
+  // the session's mean time per hour: the band follows 1 + b (t - mid)
   return { value: p.value, lo, hi, perHour: moved ? slope.per_unit : 0, mid };
+}
+
+/**
+ * The band's level at t (s) over its level at the session's mean time: 1 + b (t - mid),
+ * b the slope per hour as a fraction of that level (a line through the level's values).
+ */
+export function bandScale(band, t) {
+  return band.perHour ? 1 + (band.perHour * (t - band.mid)) / 3600 : 1;
 }
 
 /** The band behind the points, across the plot, in a light shade of the series' color. */
@@ -205,9 +214,8 @@ function drawBand(u, holder, color) {
   const x0 = u.scales.x.min;
   const x1 = u.scales.x.max;
   if (!b || typeof x0 !== "number" || typeof x1 !== "number") return;
-  const scale = (t) => (b.perHour ? Math.exp((b.perHour * (t - b.mid)) / 3600) : 1);
-  const steps = b.perHour ? 24 : 1;
-  const ts = Array.from({ length: steps + 1 }, (_, i) => x0 + ((x1 - x0) * i) / steps);
+  const scale = (t) => bandScale(b, t);
+  const ts = [x0, x1]; // straight, flat or along the trend
   const ctx = u.ctx;
   ctx.save();
   ctx.globalAlpha = 0.15;
