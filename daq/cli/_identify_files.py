@@ -85,6 +85,10 @@ def _in_pool(fits: Sequence[FileFit], workers: int, threads: int
             ensure_compiled(family, lambda _f, message: bar(0.0, message))
         with tempfile.TemporaryDirectory(prefix="hilrig-files-") as tmp, local_processes(
                 workers, threads, initializer=keep_queue, initargs=(reports,)) as pool:
+            if not bar.tty:  # a log says how the files go before any of them ends (piped,
+                # the bar is silent for its first second, and a file that fails within it
+                # ended the command with its own lines only)
+                _say(bar, bar.label)
             running: dict[Future[tuple[IdentificationResult, float]], int] = {}
             for k, f in enumerate(fits):
                 kept = os.path.join(tmp, f"{k}.pickle")

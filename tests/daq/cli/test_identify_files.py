@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from hilrig.daq.cli._identify_files import FileFit, side_by_side
+from hilrig.daq.cli._progress import ProgressBar
 
 from ..processes.test_pool import still_running
 from .test_cli import assert_one_line_error, run_main
@@ -82,7 +83,11 @@ def test_side_by_side_gives_the_answer_one_after_another_gives(drifting, capsys)
                             "process (free motion too short to fit)",
                    expected="one line naming that file, exit 2, no process of the pool "
                             "left running")
-def test_a_fit_that_fails_side_by_side_is_one_line_naming_its_file(drifting, tmp_path, capfd):
+def test_a_fit_that_fails_side_by_side_is_one_line_naming_its_file(drifting, tmp_path, capfd,
+                                                                  monkeypatch):
+    # however soon the fit fails: piped, the bar is silent for its first second (here for
+    # a minute), and a fit that failed within it had left no line saying how the files went
+    monkeypatch.setattr(ProgressBar, "QUIET_S", 60.0)
     short = tmp_path / "short.h5"
     rc, _ = run_main("simulate", "--out", str(short), "--duration", "0.05")
     assert rc == 0
