@@ -157,7 +157,7 @@ def relative_line(y: np.ndarray, s: np.ndarray, x: np.ndarray, common: np.ndarra
     between captures (tau 4e-4 on drifting sessions, 0 on steady ones), and the slope's
     interval came out twice as wide as its error (40 drifting sessions of 10 captures:
     error over standard error 0.53 rms, the true slope held 40/40; through the values,
-    1.00 and 39/40). y, s, common: as for `line`, in the log (s and common relative)."""
+    1.01 and 39/40). y, s, common: as for `line`, in the log (s and common relative)."""
     y, s, x, common = (np.asarray(a, dtype=float) for a in (y, s, x, common))
     values = np.exp(y)
     fit = line(values, values * s, x, values * common)
