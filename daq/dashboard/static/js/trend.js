@@ -214,7 +214,6 @@ function drawBand(u, holder, color) {
   const x0 = u.scales.x.min;
   const x1 = u.scales.x.max;
   if (!b || typeof x0 !== "number" || typeof x1 !== "number") return;
-  const scale = (t) => bandScale(b, t);
   const ts = [x0, x1]; // straight, flat or along the trend
   const ctx = u.ctx;
   ctx.save();
@@ -223,7 +222,7 @@ function drawBand(u, holder, color) {
   // through (t, level(t)) for each t, in canvas pixels
   const along = (times, level, start) => times.forEach((t, i) => {
     const x = u.valToPos(t, "x", true);
-    const y = u.valToPos(level * scale(t), "y", true);
+    const y = u.valToPos(level * bandScale(b, t), "y", true);
     if (i === 0 && start) ctx.moveTo(x, y);
     else ctx.lineTo(x, y);
   });
